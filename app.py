@@ -1,0 +1,25 @@
+"""GPU Field Guide: the entry point. Builds the page list and the sidebar search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.nav import PAGES
+from ui.search_box import sidebar_search
+
+ROOT = Path(__file__).resolve().parent
+
+st.set_page_config(page_title="GPU Field Guide", page_icon=":material/memory:", layout="wide")
+
+sections: dict[str, list[st.Page]] = {}
+for info in PAGES:
+    sections.setdefault(info.section, []).append(
+        st.Page(
+            ROOT / info.path, title=info.title, icon=info.icon, url_path=info.url_path, default=info.default
+        )
+    )
+navigation = st.navigation(sections)
+sidebar_search()
+navigation.run()

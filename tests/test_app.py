@@ -1,0 +1,88 @@
+"""The app in Streamlit's test harness: every page opens cleanly and stays light."""
+
+import sys
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from glossary import load_terms
+from ui.nav import PAGES
+
+APP = "app.py"
+TIMEOUT = 30
+
+
+def open_page(page_path: str | None = None, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    if page_path is not None:
+        at.switch_page(page_path)
+    return at.run()
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_opens_without_exception(info):
+    at = open_page(info.path)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title, f"{info.path} shows no title"
+
+
+def test_pages_never_import_torch_or_pynvml():
+    for info in PAGES:
+        open_page(info.path)
+    assert "torch" not in sys.modules
+    assert "pynvml" not in sys.modules
+
+
+def test_term_deep_link_shows_the_term():
+    at = open_page("pages/glossary.py", term="kv-cache")
+    assert not at.exception
+    assert at.title[0].value == "KV cache"
+    assert any("attention keys and values" in m.value for m in at.markdown)
+
+
+def test_unknown_term_shows_message_and_closest_matches():
+    at = open_page("pages/glossary.py", term="kv-cahce")
+    assert not at.exception
+    assert "no term with the id" in at.warning[0].value
+    assert any(link.proto.label == "KV cache" for link in at.get("page_link"))
+
+
+def test_hostile_term_id_is_not_rendered_as_html():
+    at = open_page("pages/glossary.py", term="<img src=x onerror=alert(1)>")
+    assert not at.exception
+    assert "<img" not in at.warning[0].value or at.warning[0].proto.body.startswith("There is no term")
+    assert all("<img src=x" not in m.value for m in at.markdown)
+
+
+def test_glossary_search_box_filters_results():
+    at = open_page("pages/glossary.py")
+    at.text_input(key="q").input("bandwith").run()
+    assert not at.exception
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "glossary?term=memory-bandwidth" in shown
+
+
+def test_category_filter_lists_only_that_category():
+    at = open_page("pages/glossary.py", category="numeric-formats")
+    assert not at.exception
+    shown = "\n".join(m.value for m in at.markdown)
+    numeric = [t for t in load_terms() if t.category == "numeric-formats"]
+    other = [t for t in load_terms() if t.category != "numeric-formats"]
+    assert all(f'term={t.id}"' in shown for t in numeric)
+    assert not any(f'term={t.id}"' in shown for t in other)
+
+
+def test_browse_by_category_shows_all_terms():
+    at = open_page("pages/glossary.py", arrange="By category")
+    assert not at.exception
+    shown = "\n".join(m.value for m in at.markdown)
+    assert all(f'term={t.id}"' in shown for t in load_terms())
+
+
+def test_sidebar_search_without_match_says_so():
+    at = open_page()
+    at.sidebar.text_input[0].input("qqqqzzzz").run()
+    assert not at.exception
+    assert "No term matches" in at.sidebar.caption[0].value

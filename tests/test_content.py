@@ -1,0 +1,82 @@
+"""Content lint over the shipped glossary: schema, links, names, sources, seed coverage."""
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from glossary import CATEGORIES, load_terms, search, terms_by_id
+from glossary.loader import TERMS_DIR, check_collection, normalize_name, parse_term_file
+
+SEEDS = yaml.safe_load((Path(__file__).parent / "data" / "seed_concepts.yaml").read_text())
+SEED_PAIRS = [(concept, term_id) for pairs in SEEDS.values() for concept, term_id in pairs]
+
+
+@pytest.mark.parametrize("path", sorted(TERMS_DIR.glob("*.md")), ids=lambda p: p.name)
+def test_every_term_file_is_valid(path):
+    parse_term_file(path)  # raises TermFileError naming the file and field
+
+
+def test_collection_has_no_cross_term_problems():
+    assert check_collection(parse_term_file(p) for p in TERMS_DIR.glob("*.md")) == []
+
+
+def test_at_least_220_terms_in_all_ten_categories():
+    terms = load_terms()
+    per_category = Counter(t.category for t in terms)
+    assert len(terms) >= 220
+    assert set(per_category) == set(CATEGORIES)
+    assert min(per_category.values()) >= 8, per_category
+
+
+def test_no_name_is_claimed_by_two_terms():
+    owners: dict[str, str] = {}
+    for term in load_terms():
+        for name in term.names:
+            key = normalize_name(name)
+            assert owners.setdefault(key, term.id) == term.id, f"{name!r}: {owners[key]} and {term.id}"
+
+
+def test_sources_are_urls_and_not_placeholders():
+    for term in load_terms():
+        for url in term.sources:
+            assert re.match(r"^https?://[\w.-]+\.[a-z]{2,}(/|$)", url), (term.id, url)
+            assert "example." not in url and "..." not in url, (term.id, url)
+
+
+def test_related_links_resolve_and_are_not_duplicated():
+    by_id = terms_by_id()
+    for term in load_terms():
+        assert all(r in by_id for r in term.related), term.id
+        assert len(set(term.related)) == len(term.related), term.id
+
+
+def test_seed_list_covers_all_five_seed_articles():
+    assert len(SEEDS) == 5
+    assert len(SEED_PAIRS) >= 80
+
+
+@pytest.mark.parametrize(("concept", "term_id"), SEED_PAIRS, ids=[c for c, _ in SEED_PAIRS])
+def test_seed_concept_is_in_the_top_three(concept, term_id):
+    assert term_id in terms_by_id(), f"no term {term_id!r} for seed concept {concept!r}"
+    top = [t.id for t in search(concept, limit=3)]
+    assert term_id in top, f"{concept!r} -> {top}"
+
+
+def test_overloaded_words_are_disambiguated():
+    """CUDA, Tensor Core, node, FLOPS, Triton and kernel each have a term that says which meaning."""
+    by_id = terms_by_id()
+    checks = {
+        "cuda": ["programming model", "platform"],
+        "tensor-core": ["TPU"],
+        "nvlink-domain": ["node"],
+        "flops": ["FLOP/s"],
+        "triton-language": ["Inference Server"],
+        "kernel": ["operating system"],
+    }
+    for term_id, phrases in checks.items():
+        text = by_id[term_id].body + by_id[term_id].summary
+        for phrase in phrases:
+            assert phrase.casefold() in text.casefold(), (term_id, phrase)

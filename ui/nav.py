@@ -1,0 +1,54 @@
+"""The page list: one registry that app.py, the home page map and the tests all read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A page in the navigation. ``path`` is relative to the repository root."""
+
+    path: str
+    title: str
+    icon: str
+    url_path: str
+    section: str
+    blurb: str
+    default: bool = False
+
+    @property
+    def file(self) -> Path:
+        return ROOT / self.path
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo(
+        path="pages/home.py",
+        title="Home",
+        icon=":material/home:",
+        url_path="home",
+        section="Learn",
+        blurb="What this guide is, who it is for, and where to start.",
+        default=True,
+    ),
+    PageInfo(
+        path="pages/glossary.py",
+        title="Glossary",
+        icon=":material/menu_book:",
+        url_path="glossary",
+        section="Learn",
+        blurb="Every term from SM to KV cache: searchable, sourced, with computed numbers.",
+    ),
+)
+
+GLOSSARY = next(p for p in PAGES if p.url_path == "glossary")
+HOME = next(p for p in PAGES if p.default)
+
+
+def term_href(term_id: str) -> str:
+    """Relative URL of a term on the glossary page (works under any base path)."""
+    return f"{GLOSSARY.url_path}?term={term_id}"
