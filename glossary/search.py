@@ -102,6 +102,13 @@ class SearchIndex:
         for i, entry in enumerate(self.entries):
             for j, key in enumerate(entry.name_keys):
                 self.exact.setdefault(key, []).append((i, j == 0))
+        # Names as word sequences, to find a name written inside a longer query.
+        self.phrases: dict[tuple[str, ...], list[int]] = {}
+        for i, entry in enumerate(self.entries):
+            for name in entry.term.names:
+                phrase = tuple(words(name))
+                if phrase and i not in self.phrases.get(phrase, []):
+                    self.phrases.setdefault(phrase, []).append(i)
         self.name_choices = [(key, i) for i, e in enumerate(self.entries) for key in e.name_keys]
         self.name_keys_list = [key for key, _ in self.name_choices]
         document_frequency: Counter = Counter()
@@ -157,6 +164,16 @@ class SearchIndex:
                 for name_key, index in self.name_choices:
                     if name_key.startswith(key) and name_key != key:
                         offer(index, 900.0 - penalty - min(len(name_key) - len(key), 50))
+            # 2b. a name written inside a longer query ("GPU glossary", "HBM on H100"):
+            # longer names first, so "memory bandwidth" beats "memory"
+            if len(variant) > 1:
+                for start in range(len(variant)):
+                    for end in range(start + 1, min(len(variant), start + 6) + 1):
+                        phrase = tuple(variant[start:end])
+                        if len(phrase) == len(variant):
+                            continue
+                        for index in self.phrases.get(phrase, ()):
+                            offer(index, 700.0 - penalty + 20.0 * len(phrase) + len("".join(phrase)))
             # 3. fuzzy match on whole names
             for _name_key, score, position in process.extract(
                 key, self.name_keys_list, scorer=fuzz.ratio, limit=8, score_cutoff=78

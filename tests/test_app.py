@@ -1,6 +1,7 @@
 """The app in Streamlit's test harness: every page opens cleanly and stays light."""
 
 import sys
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -8,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from glossary import load_terms
 from ui.nav import PAGES
 
-APP = "app.py"
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 30
 
 
@@ -36,28 +37,28 @@ def test_pages_never_import_torch_or_pynvml():
 
 
 def test_term_deep_link_shows_the_term():
-    at = open_page("pages/glossary.py", term="kv-cache")
+    at = open_page("app_pages/glossary.py", term="kv-cache")
     assert not at.exception
     assert at.title[0].value == "KV cache"
     assert any("attention keys and values" in m.value for m in at.markdown)
 
 
 def test_unknown_term_shows_message_and_closest_matches():
-    at = open_page("pages/glossary.py", term="kv-cahce")
+    at = open_page("app_pages/glossary.py", term="kv-cahce")
     assert not at.exception
     assert "no term with the id" in at.warning[0].value
     assert any(link.proto.label == "KV cache" for link in at.get("page_link"))
 
 
 def test_hostile_term_id_is_not_rendered_as_html():
-    at = open_page("pages/glossary.py", term="<img src=x onerror=alert(1)>")
+    at = open_page("app_pages/glossary.py", term="<img src=x onerror=alert(1)>")
     assert not at.exception
     assert "<img" not in at.warning[0].value or at.warning[0].proto.body.startswith("There is no term")
     assert all("<img src=x" not in m.value for m in at.markdown)
 
 
 def test_glossary_search_box_filters_results():
-    at = open_page("pages/glossary.py")
+    at = open_page("app_pages/glossary.py")
     at.text_input(key="q").input("bandwith").run()
     assert not at.exception
     shown = "\n".join(m.value for m in at.markdown)
@@ -65,7 +66,7 @@ def test_glossary_search_box_filters_results():
 
 
 def test_category_filter_lists_only_that_category():
-    at = open_page("pages/glossary.py", category="numeric-formats")
+    at = open_page("app_pages/glossary.py", category="numeric-formats")
     assert not at.exception
     shown = "\n".join(m.value for m in at.markdown)
     numeric = [t for t in load_terms() if t.category == "numeric-formats"]
@@ -75,7 +76,7 @@ def test_category_filter_lists_only_that_category():
 
 
 def test_browse_by_category_shows_all_terms():
-    at = open_page("pages/glossary.py", arrange="By category")
+    at = open_page("app_pages/glossary.py", arrange="By category")
     assert not at.exception
     shown = "\n".join(m.value for m in at.markdown)
     assert all(f'term={t.id}"' in shown for t in load_terms())

@@ -27,7 +27,7 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
-        path="pages/home.py",
+        path="app_pages/home.py",
         title="Home",
         icon=":material/home:",
         url_path="home",
@@ -36,7 +36,7 @@ PAGES: tuple[PageInfo, ...] = (
         default=True,
     ),
     PageInfo(
-        path="pages/glossary.py",
+        path="app_pages/glossary.py",
         title="Glossary",
         icon=":material/menu_book:",
         url_path="glossary",

@@ -10,6 +10,7 @@ import streamlit as st
 from glossary import CATEGORIES, load_terms, search, terms_by_id
 from ui.nav import term_href
 from ui.term_view import render_term
+from ui.url_state import seed_from_url, write_to_url
 
 terms = load_terms()
 by_id = terms_by_id()
@@ -32,9 +33,9 @@ if requested:
     )
     for match in search(requested.replace("-", " "), limit=5):
         st.page_link(
-            "pages/glossary.py", label=match.title, query_params={"term": match.id}, help=match.summary
+            "app_pages/glossary.py", label=match.title, query_params={"term": match.id}, help=match.summary
         )
-    st.page_link("pages/glossary.py", label="Browse all terms", icon=":material/list:", query_params={})
+    st.page_link("app_pages/glossary.py", label="Browse all terms", icon=":material/list:", query_params={})
     st.stop()
 
 st.title("Glossary")
@@ -53,13 +54,15 @@ query = st.text_input(
 )
 left, right = st.columns([3, 2])
 with left:
+    category_ids = ["all", *CATEGORIES]
+    seed_from_url("category", category_ids, "all")
     category = st.selectbox(
         "Category",
-        ["all", *CATEGORIES],
+        category_ids,
         format_func=lambda c: "All categories" if c == "all" else CATEGORIES[c],
         key="category",
-        bind="query-params",
     )
+    write_to_url("category", category, "all")
 with right:
     order = st.segmented_control(
         "Arrange", ["A–Z", "By category"], default="A–Z", key="arrange", bind="query-params"
@@ -87,11 +90,11 @@ else:
 
     def first_letter(term) -> str:
         char = term.title[0].upper()
-        return char if char.isalpha() else "#"
+        return char if char.isalpha() else "0–9"
 
-    letters = []
-    for letter, group in groupby(shown, key=first_letter):
-        group = list(group)
-        letters.append(letter)
-        st.subheader(letter, anchor=f"letter-{letter}")
+    groups = [(letter, list(group)) for letter, group in groupby(shown, key=first_letter)]
+    anchors = {letter: "letter-" + ("digits" if letter == "0–9" else letter.lower()) for letter, _ in groups}
+    st.markdown(" · ".join(f"[{letter}](#{anchors[letter]})" for letter, _ in groups))
+    for letter, group in groups:
+        st.subheader(letter, anchor=anchors[letter])
         st.markdown("\n".join(entry_line(t) for t in group), unsafe_allow_html=True)
