@@ -1,6 +1,8 @@
 """The app in Streamlit's test harness: every page opens cleanly and stays light."""
 
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from glossary import load_terms
 from ui.nav import PAGES
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
 TIMEOUT = 30
 
 
@@ -30,10 +33,28 @@ def test_every_page_opens_without_exception(info):
 
 
 def test_pages_never_import_torch_or_pynvml():
-    for info in PAGES:
-        open_page(info.path)
-    assert "torch" not in sys.modules
-    assert "pynvml" not in sys.modules
+    """Opening every page in a fresh interpreter leaves torch and pynvml unimported.
+
+    A subprocess, because other tests in this process may import torch on purpose.
+    """
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from streamlit.testing.v1 import AppTest
+        from ui.nav import PAGES
+        for info in PAGES:
+            at = AppTest.from_file({APP!r}, default_timeout=60)
+            at.switch_page(info.path)
+            at.run()
+            assert not at.exception, (info.path, [e.value for e in at.exception])
+        heavy = sorted(m for m in ("torch", "pynvml", "transformers") if m in sys.modules)
+        print("HEAVY", heavy)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "HEAVY []" in result.stdout, result.stdout[-2000:]
 
 
 def test_term_deep_link_shows_the_term():
