@@ -1,0 +1,27 @@
+"""Test helper: count the parameters Hugging Face transformers instantiates for a config.
+
+Builds the causal-LM model on torch's meta device (no memory, no downloads). Imported only
+by tests; torch and transformers are test dependencies (requirements-dev.txt).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+
+def hf_param_count(config: dict) -> int:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    config = dict(config)
+    model_type = config.pop("model_type")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cfg = AutoConfig.for_model(model_type, **config)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(cfg)
+    return sum(p.numel() for p in model.parameters())
