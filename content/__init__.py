@@ -1,8 +1,15 @@
-"""Prose that pages show (Markdown with YAML front matter), kept out of page code."""
+"""Prose that pages show (Markdown with YAML front matter), kept out of page code.
+
+A page's file ``content/<name>.md`` has front matter (title, intro, presets ...) and a body
+split into sections by ``## <key>`` headings, so a page asks for ``page.section("notice")``
+instead of holding words itself. ``[[term-id]]`` and ``[[term-id|text]]`` in the prose become
+links to glossary terms (checked by the tests: every id must exist).
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +18,8 @@ import frontmatter
 from glossary.calc import render
 
 CONTENT_DIR = Path(__file__).resolve().parent
+TERM_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]\n]+))?\]\]")
+_SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -20,10 +29,46 @@ class ContentPage:
     name: str
     meta: dict = field(hash=False)
     body: str = ""
+    sections: dict = field(default_factory=dict, hash=False)
+
+    def section(self, key: str) -> str:
+        """The text under ``## key`` (without the heading); KeyError names the file if missing."""
+        try:
+            return self.sections[key]
+        except KeyError:
+            raise KeyError(f"content/{self.name}.md has no '## {key}' section") from None
+
+
+def _split_sections(body: str) -> tuple[str, dict[str, str]]:
+    parts = _SECTION.split(body)
+    intro, sections = parts[0].strip(), {}
+    for key, text in zip(parts[1::2], parts[2::2], strict=True):
+        sections[key] = text.strip()
+    return intro, sections
 
 
 @functools.lru_cache(maxsize=32)
 def load_page(name: str) -> ContentPage:
     """Load ``content/<name>.md``; ``{{ expr }}`` numbers in the body are evaluated."""
     post = frontmatter.loads((CONTENT_DIR / f"{name}.md").read_text(encoding="utf-8"))
-    return ContentPage(name=name, meta=dict(post.metadata), body=render(post.content.strip()))
+    body = render(post.content.strip())
+    intro, sections = _split_sections(body)
+    return ContentPage(name=name, meta=dict(post.metadata), body=intro, sections=sections)
+
+
+def term_ids_linked(text: str) -> list[str]:
+    """Every ``[[term-id]]`` written in ``text`` (for the content tests)."""
+    return [m.group(1) for m in TERM_LINK.finditer(text)]
+
+
+def link_terms(text: str, href_for_id, title_for_id) -> str:
+    """Replace ``[[id]]`` / ``[[id|text]]`` with Markdown links; unknown ids stay plain text."""
+
+    def replace(match: re.Match[str]) -> str:
+        term_id, label = match.group(1), match.group(2)
+        title = title_for_id(term_id)
+        if title is None:
+            return label or term_id
+        return f"[{label or title}]({href_for_id(term_id)})"
+
+    return TERM_LINK.sub(replace, text)

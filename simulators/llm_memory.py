@@ -253,6 +253,11 @@ class ModelSpec:
     sliding_window: int = 0
     sliding_layers: tuple[int, ...] = ()  # layers that use the sliding window (others attend fully)
     max_positions: int = 0
+    # Layer-wise scaling (OpenELM): per-layer query heads, KV heads and MLP widths. Empty
+    # tuples mean every layer uses num_heads / num_kv_heads / intermediate_size.
+    layer_heads: tuple[int, ...] = ()
+    layer_kv_heads: tuple[int, ...] = ()
+    layer_intermediate: tuple[int, ...] = ()
     name: str = ""
 
     # -- construction --------------------------------------------------------------------------
@@ -274,6 +279,11 @@ class ModelSpec:
         family = family.strip().lower()
         if family in ("refinedweb", "refinedwebmodel"):  # early Falcon checkpoints
             family = "falcon"
+
+        if family == "openelm":
+            spec = cls(**_read_openelm(r, name or str(cfg.get("_name_or_path") or "")))
+            _check_total(spec)
+            return spec
 
         hidden = r.int("hidden_size", "n_embd", "d_model", "dim", limit_key="hidden_size")
         layers = r.int("num_hidden_layers", "n_layer", "num_layers", "n_layers", limit_key="num_layers")
@@ -509,10 +519,14 @@ class ModelSpec:
         if self.lm_head_bias:
             lm_head += self.vocab_size
 
-        attention_per_layer = self._attention_params_per_layer()
-        dense_mlp = self._mlp_params(self.intermediate_size, bias=self.mlp_bias)
+        attention = sum(self._attention_params_per_layer(q, kv) for q, kv, _ in self.layer_shapes())
         moe_layer_count = len(self.moe_layers) if self.is_moe else 0
-        mlp = (layers - moe_layer_count) * dense_mlp
+        moe_set = set(self.moe_layers) if self.is_moe else set()
+        mlp = sum(
+            self._mlp_params(width, bias=self.mlp_bias)
+            for i, (_, _, width) in enumerate(self.layer_shapes())
+            if i not in moe_set
+        )
         routed = routers = 0
         if moe_layer_count:
             per_expert = self._mlp_params(self.expert_intermediate_size, bias=False)
@@ -535,14 +549,22 @@ class ModelSpec:
         return ParamBreakdown(
             embeddings=embeddings,
             lm_head=lm_head,
-            attention=layers * attention_per_layer,
+            attention=attention,
             mlp=mlp,
             routed_experts=routed,
             routers=routers,
             norms=norms,
         )
 
-    def _attention_params_per_layer(self) -> int:
+    def layer_shapes(self) -> list[tuple[int, int, int]]:
+        """(query heads, KV heads, MLP width) of every layer."""
+        layers = range(self.num_layers)
+        heads = self.layer_heads or tuple(self.num_heads for _ in layers)
+        kv_heads = self.layer_kv_heads or tuple(self.num_kv_heads for _ in layers)
+        widths = self.layer_intermediate or tuple(self.intermediate_size for _ in layers)
+        return list(zip(heads, kv_heads, widths, strict=True))
+
+    def _attention_params_per_layer(self, q_heads: int, kv_heads: int) -> int:
         h = self.hidden_size
         if self.uses_mla:
             qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
@@ -558,8 +580,8 @@ class ModelSpec:
             kv += self.kv_lora_rank * self.num_heads * (self.qk_nope_head_dim + self.v_head_dim)
             o = self.num_heads * self.v_head_dim * h + (h if self.o_bias else 0)
             return q + kv + o
-        q_out = self.num_heads * self.head_dim
-        kv_out = self.num_kv_heads * self.head_dim
+        q_out = q_heads * self.head_dim
+        kv_out = kv_heads * self.head_dim
         params = h * q_out + 2 * h * kv_out + q_out * h
         if self.qkv_bias:
             params += q_out + 2 * kv_out
@@ -594,12 +616,12 @@ class ModelSpec:
 
     # -- KV cache ------------------------------------------------------------------------------
 
-    def kv_elements_per_token_per_layer(self) -> int:
-        """Numbers cached per token in one layer: K and V, or MLA's compressed latent."""
+    def kv_elements_per_token(self) -> list[int]:
+        """Numbers cached per token in each layer: K and V, or MLA's compressed latent."""
         if self.uses_mla:
             # DeepSeek-V2 §2.1: cache the kv_lora_rank latent plus the decoupled RoPE key.
-            return self.kv_lora_rank + self.qk_rope_head_dim
-        return 2 * self.num_kv_heads * self.head_dim
+            return [self.kv_lora_rank + self.qk_rope_head_dim] * self.num_layers
+        return [2 * kv * self.head_dim for _, kv, _ in self.layer_shapes()]
 
     def kv_cache_bytes_per_token(self, kv_bytes: float = 2) -> int:
         """Bytes of KV cache per token of context: 2 × layers × KV heads × head_dim × bytes.
@@ -610,7 +632,7 @@ class ModelSpec:
         (DeepSeek-V2 paper, arXiv 2405.04434 §2.1.2), as serving engines do. Sliding windows do
         not change the per-token figure; they cap how many tokens are kept (``kv_cache_bytes``).
         """
-        return round(self.num_layers * self.kv_elements_per_token_per_layer() * kv_bytes)
+        return round(sum(self.kv_elements_per_token()) * kv_bytes)
 
     def cached_tokens_per_layer(self, context_tokens: int) -> list[int]:
         """Tokens each layer keeps: ``min(context, window)`` on sliding-window layers."""
@@ -623,6 +645,80 @@ class ModelSpec:
     def with_overrides(self, **changes: Any) -> ModelSpec:
         """A copy with some fields changed (for what-if sliders)."""
         return replace(self, **changes)
+
+
+def _check_total(spec: ModelSpec) -> None:
+    total = spec.param_count()
+    if total > MAX_PARAMS:
+        raise ValueError(
+            f"config: {total:,} parameters is beyond any plausible model (limit {MAX_PARAMS:.0e})"
+        )
+
+
+def _make_divisible(value: float, divisor: int) -> int:
+    """OpenELM's (and MobileNet's) rounding of a width to a multiple of ``divisor``, never >10% down."""
+    new_value = max(divisor, int(value + divisor / 2) // divisor * divisor)
+    if new_value < 0.9 * value:
+        new_value += divisor
+    return new_value
+
+
+def _int_list(r: _Reader, name: str, length: int, limit_key: str) -> tuple[int, ...]:
+    values = r.config.get(name)
+    if not isinstance(values, list) or len(values) != length:
+        raise _fail(name, f"must be a list with one entry per layer ({length})")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= _LIMITS[limit_key]:
+            raise _fail(name, f"every entry must be an integer from 1 to {_LIMITS[limit_key]:,}, got {v!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def _read_openelm(r: _Reader, name: str) -> dict[str, Any]:
+    """Apple OpenELM (arXiv 2404.14619): layer-wise scaling of heads and MLP widths.
+
+    Shapes follow Apple's modeling_openelm.py (trust_remote_code): qkv_proj without bias,
+    q/k RMSNorm over head_dim when normalize_qk_projections, GLU MLP of width
+    make_divisible(ffn_multiplier × model_dim, ffn_dim_divisor), two RMSNorms per layer.
+    """
+    hidden = r.int("model_dim", "hidden_size", limit_key="hidden_size")
+    layers = r.int("num_transformer_layers", "num_hidden_layers", limit_key="num_layers")
+    head_dim = r.int("head_dim", limit_key="head_dim")
+    heads = _int_list(r, "num_query_heads", layers, "num_heads")
+    kv_heads = _int_list(r, "num_kv_heads", layers, "num_kv_heads")
+    for i, (q, kv) in enumerate(zip(heads, kv_heads, strict=True)):
+        if q % kv:
+            raise _fail("num_kv_heads", f"layer {i}: {q} query heads are not divisible by {kv} KV heads")
+    multipliers = r.config.get("ffn_multipliers")
+    if isinstance(multipliers, (int, float)) and not isinstance(multipliers, bool):
+        multipliers = [multipliers] * layers
+    if not isinstance(multipliers, list) or len(multipliers) != layers:
+        raise _fail("ffn_multipliers", f"must be a number or a list with one entry per layer ({layers})")
+    if not all(isinstance(m, (int, float)) and not isinstance(m, bool) and 0 < m <= 64 for m in multipliers):
+        raise _fail("ffn_multipliers", "every entry must be a positive number (at most 64)")
+    divisor = r.int("ffn_dim_divisor", limit_key="head_dim", default=256)
+    widths = tuple(_make_divisible(m * hidden, divisor) for m in multipliers)
+    qk_norm = r.bool("normalize_qk_projections", default=False)
+    return {
+        "family": "openelm",
+        "name": name,
+        "hidden_size": hidden,
+        "num_layers": layers,
+        "num_heads": max(heads),
+        "num_kv_heads": max(kv_heads),
+        "head_dim": head_dim,
+        "intermediate_size": max(widths),
+        "vocab_size": r.int("vocab_size", limit_key="vocab_size"),
+        "tie_word_embeddings": r.bool("share_input_output_layers", default=False),
+        "gated_mlp": r.bool("ffn_with_glu", default=True),
+        "qk_norm": "rms" if qk_norm else "none",
+        "qk_norm_dim": head_dim if qk_norm else 0,
+        "layer_heads": heads,
+        "layer_kv_heads": kv_heads,
+        "layer_intermediate": widths,
+        "max_positions": r.int("max_context_length", limit_key="max_positions", default=0, minimum=0),
+    }
 
 
 def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[str, Any]:
@@ -683,7 +779,13 @@ def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[st
 
 def _read_mla(r: _Reader, heads: int) -> dict[str, Any]:
     return {
-        "q_lora_rank": r.int("q_lora_rank", limit_key="lora_rank", default=0, minimum=0),
+        # An absent key means 1536 in transformers' DeepseekV2/V3Config; an explicit null means
+        # no query compression (DeepSeek-V2-Lite).
+        "q_lora_rank": (
+            r.int("q_lora_rank", limit_key="lora_rank", minimum=0)
+            if r.present("q_lora_rank")
+            else (0 if "q_lora_rank" in r.config else 1536)
+        ),
         "kv_lora_rank": r.int("kv_lora_rank", limit_key="lora_rank"),
         "qk_nope_head_dim": r.int("qk_nope_head_dim", limit_key="head_dim"),
         "qk_rope_head_dim": r.int("qk_rope_head_dim", limit_key="head_dim"),
@@ -816,8 +918,9 @@ def kv_cache_bytes(spec: ModelSpec, context_tokens: int, batch: int = 1, kv_fmt:
     unslothai/unsloth#4757).
     """
     _check_nonnegative(context_tokens=context_tokens, batch=batch)
-    per_layer = spec.kv_elements_per_token_per_layer() * kv_bytes_per_value(kv_fmt)
-    return batch * per_layer * sum(spec.cached_tokens_per_layer(context_tokens))
+    elements = spec.kv_elements_per_token()
+    tokens = spec.cached_tokens_per_layer(context_tokens)
+    return batch * kv_bytes_per_value(kv_fmt) * sum(e * t for e, t in zip(elements, tokens, strict=True))
 
 
 def inference_activation_bytes(spec: ModelSpec, tokens_in_flight: int, act_bytes: float = 2) -> float:
@@ -1048,21 +1151,27 @@ def lora_trainable_params(spec: ModelSpec, rank: int, modules: Sequence[str] = (
     unknown = [m for m in modules if m not in LORA_MODULES]
     if unknown:
         raise ValueError(f"unknown LoRA target modules {unknown}; choose from {list(LORA_MODULES)}")
-    h, q_out, kv_out = spec.hidden_size, spec.num_heads * spec.head_dim, spec.num_kv_heads * spec.head_dim
-    shapes = {"q_proj": (h, q_out), "k_proj": (h, kv_out), "v_proj": (h, kv_out), "o_proj": (q_out, h)}
-    dense_layers = spec.num_layers - (len(spec.moe_layers) if spec.is_moe else 0)
+    h, d = spec.hidden_size, spec.head_dim
+    moe = set(spec.moe_layers) if spec.is_moe else set()
     total = 0
-    for module in modules:
-        if module in shapes:
-            d_in, d_out = shapes[module]
-            total += spec.num_layers * rank * (d_in + d_out)
-        elif module == "gate_proj" and not spec.gated_mlp:
-            continue  # a plain MLP has no gate: its two matrices are up_proj and down_proj here
-        else:
-            # gate/up map h -> width and down maps width -> h: r·(h + width) either way.
-            total += dense_layers * rank * (h + spec.intermediate_size)
-            if spec.is_moe:
-                total += len(spec.moe_layers) * spec.num_experts * rank * (h + spec.expert_intermediate_size)
+    for i, (q_heads, kv_heads, width) in enumerate(spec.layer_shapes()):
+        shapes = {
+            "q_proj": (h, q_heads * d),
+            "k_proj": (h, kv_heads * d),
+            "v_proj": (h, kv_heads * d),
+            "o_proj": (q_heads * d, h),
+        }
+        for module in modules:
+            if module in shapes:
+                d_in, d_out = shapes[module]
+                total += rank * (d_in + d_out)
+            elif module == "gate_proj" and not spec.gated_mlp:
+                continue  # a plain MLP has no gate: its two matrices are up_proj and down_proj here
+            elif i in moe:
+                # gate/up map h -> width and down maps width -> h: r·(h + width) per expert.
+                total += spec.num_experts * rank * (h + spec.expert_intermediate_size)
+            else:
+                total += rank * (h + width)
     return total
 
 
@@ -1359,9 +1468,9 @@ def decode_step(
     FLOPs = 2 × active parameters × batch + attention 4 × layers × q_heads·d × cached tokens ×
     batch. ``n_gpus`` splits bytes and FLOPs evenly (ideal tensor parallelism, no communication).
     """
-    _check_positive(
-        batch=batch, bandwidth_bytes_per_s=bandwidth_bytes_per_s, peak_flops=peak_flops, n_gpus=n_gpus
-    )
+    _check_positive(batch=batch, bandwidth_bytes_per_s=bandwidth_bytes_per_s, n_gpus=n_gpus)
+    if not peak_flops > 0:  # math.inf is allowed: "no compute roof known", memory bound only
+        raise ValueError(f"peak_flops must be positive, got {peak_flops!r}")
     weights = weight_bytes_read_per_step(spec, batch, weight_fmt, group_size)
     kv = kv_cache_bytes(spec, context_tokens, batch, kv_fmt)
     cached = sum(spec.cached_tokens_per_layer(context_tokens)) / max(spec.num_layers, 1)

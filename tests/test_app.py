@@ -17,7 +17,13 @@ TIMEOUT = 30
 
 
 def open_page(page_path: str | None = None, **query: str) -> AppTest:
+    """Run the app, then (like a click in the sidebar) switch to ``page_path`` with ``query``.
+
+    AppTest needs one run before switching: until st.navigation has registered the pages it
+    identifies them by file name, which differs from their url_path.
+    """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
     for key, value in query.items():
         at.query_params[key] = value
     if page_path is not None:
@@ -30,6 +36,8 @@ def test_every_page_opens_without_exception(info):
     at = open_page(info.path)
     assert not at.exception, [e.value for e in at.exception]
     assert at.title, f"{info.path} shows no title"
+    if not info.default:
+        assert at.title[0].value != "GPU Field Guide", f"{info.path} did not open (home page shown)"
 
 
 def test_pages_never_import_torch_or_pynvml():
@@ -45,6 +53,7 @@ def test_pages_never_import_torch_or_pynvml():
         from ui.nav import PAGES
         for info in PAGES:
             at = AppTest.from_file({APP!r}, default_timeout=60)
+            at.run()
             at.switch_page(info.path)
             at.run()
             assert not at.exception, (info.path, [e.value for e in at.exception])

@@ -80,3 +80,13 @@ def test_overloaded_words_are_disambiguated():
         text = by_id[term_id].body + by_id[term_id].summary
         for phrase in phrases:
             assert phrase.casefold() in text.casefold(), (term_id, phrase)
+
+
+def test_page_prose_links_only_to_terms_that_exist():
+    """[[term-id]] links in content/*.md resolve to glossary terms."""
+    from content import CONTENT_DIR, term_ids_linked
+
+    by_id = terms_by_id()
+    for path in sorted(CONTENT_DIR.glob("*.md")):
+        for term_id in term_ids_linked(path.read_text(encoding="utf-8")):
+            assert term_id in by_id, f"{path.name}: [[{term_id}]] is not a glossary term"

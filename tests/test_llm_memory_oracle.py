@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulators.llm_memory import ModelSpec
+from simulators.presets import load_model_presets
 from tests.hf_oracle import hf_param_count
 
 pytest.importorskip(
@@ -312,3 +313,12 @@ def test_random_configs_match_transformers(family, kv_heads, head_dim, layers, i
     if family == "gpt_neox":
         del config["num_key_value_heads"], config["head_dim"]
     assert ModelSpec.from_hf_config(config).param_count() == hf_param_count(config)
+
+
+PRESETS = [p for p in load_model_presets() if p.family != "openelm"]  # OpenELM needs remote code
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
+def test_every_preset_matches_transformers(preset):
+    """The stored config.json of each preset, as transformers instantiates it on the meta device."""
+    assert preset.spec.param_count() == hf_param_count(preset.config)

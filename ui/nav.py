@@ -43,6 +43,14 @@ PAGES: tuple[PageInfo, ...] = (
         section="Learn",
         blurb="Every term from SM to KV cache: searchable, sourced, with computed numbers.",
     ),
+    PageInfo(
+        path="app_pages/will_it_fit.py",
+        title="Will it fit?",
+        icon=":material/calculate:",
+        url_path="will-it-fit",
+        section="Simulators",
+        blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, LoRA, QLoRA.",
+    ),
 )
 
 GLOSSARY = next(p for p in PAGES if p.url_path == "glossary")

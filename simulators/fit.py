@@ -1,0 +1,381 @@
+"""The "Will it fit?" calculator: memory per GPU, speed bounds and the tables the page shows.
+
+Pure Python on top of ``llm_memory`` and the accelerator catalog; tables are lists of dicts
+(one per row) so any front end can draw them. Units inside are bytes and seconds; the table
+cells are formatted strings with their units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from simulators.hardware import Accelerator
+from simulators.llm_memory import (
+    DEFAULT_PREFILL_MFU,
+    WEIGHT_FORMATS,
+    DecodeEstimate,
+    MemoryBreakdown,
+    ModelSpec,
+    decode_step,
+    inference_memory,
+    max_context_that_fits,
+    prefill_time_s,
+    training_memory,
+)
+
+__all__ = ["DEFAULT_PREFILL_MFU"]
+
+CONTEXT_STEPS = [2**k for k in range(9, 21)]  # 512 ... 1,048,576 tokens
+MAX_GPUS = 1024
+# Compute precision that a weight format runs its matmuls in. Weight-only formats (int8/int4/nf4
+# with per-group scales) dequantize to bf16 (W4A16); fp8 runs on FP8 tensor cores (W8A8).
+COMPUTE_DTYPE = {
+    "fp32": "fp32",
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "fp8": "fp8",
+    "int8": "bf16",
+    "int4": "bf16",
+    "nf4": "bf16",
+}
+
+
+def compute_dtype(accelerator: Accelerator, weight_fmt: str) -> str | None:
+    """The dtype whose peak applies: the format's own, else bf16/fp16/fp32, whichever the chip has.
+
+    None when the catalog has no sourced peak for the chip (Apple M-series, host CPUs).
+    """
+    for dtype in (COMPUTE_DTYPE.get(weight_fmt, "bf16"), "bf16", "fp16", "fp32"):
+        if accelerator.supports(dtype):
+            return dtype
+    return None
+
+
+def peak_or_none(accelerator: Accelerator, weight_fmt: str) -> float | None:
+    dtype = compute_dtype(accelerator, weight_fmt)
+    return accelerator.peak_flops(dtype) if dtype else None
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Everything the page shows for one configuration on one kind of GPU."""
+
+    spec: ModelSpec
+    gpu: Accelerator
+    n_gpus: int
+    memory: MemoryBreakdown
+    memory_for: Callable[[int], MemoryBreakdown]  # same settings on n GPUs
+    speed_for: Callable[[Accelerator, int], tuple[str, str]]  # (decode/step figure, prefill figure)
+    decode: DecodeEstimate | None = None
+    prefill_s: float | None = None
+    speed_label: str = ""
+    speed_value: str = ""
+    speed_help: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return fits_on(self.memory, self.gpu)
+
+    @property
+    def gpus_needed(self) -> int | None:
+        return gpus_needed(self.memory_for, self.gpu)
+
+
+def fits_on(memory: MemoryBreakdown, gpu: Accelerator) -> bool:
+    return memory.total_bytes <= gpu.memory_bytes
+
+
+def gpus_needed(
+    memory_for: Callable[[int], MemoryBreakdown], gpu: Accelerator, limit: int = MAX_GPUS
+) -> int | None:
+    """Fewest GPUs whose per-GPU memory fits, or None if even ``limit`` do not (memory never grows with N)."""
+    if not fits_on(memory_for(limit), gpu):
+        return None
+    lo, hi = 0, limit  # fits at hi, not known at lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits_on(memory_for(mid), gpu):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def format_rate(tokens_per_s: float) -> str:
+    if not math.isfinite(tokens_per_s):
+        return "—"
+    return f"{tokens_per_s:,.0f}" if tokens_per_s >= 100 else f"{tokens_per_s:,.1f}"
+
+
+def format_seconds(seconds: float) -> str:
+    """Two or three significant figures in the unit a person would use (µs, ms, s, min)."""
+    for scale, unit in ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s")):
+        value = seconds / scale
+        if value < 1000 or unit == "s":
+            if unit == "s" and value >= 120:
+                break
+            return f"{value:,.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{seconds / 60:,.1f} min"
+
+
+def inference(
+    spec: ModelSpec,
+    gpu: Accelerator,
+    *,
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    batch: int = 1,
+    context: int = 8192,
+    n_gpus: int = 1,
+    mfu: float = DEFAULT_PREFILL_MFU,
+) -> FitResult:
+    """Serving ``batch`` sequences of ``context`` tokens with ``n_gpus`` (tensor parallel)."""
+
+    def memory_for(n: int) -> MemoryBreakdown:
+        return inference_memory(
+            spec, weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=batch, context_tokens=context, n_gpus=n
+        )
+
+    def speed_for(accelerator: Accelerator, n: int) -> tuple[DecodeEstimate, float | None]:
+        peak = peak_or_none(accelerator, weight_fmt)
+        step = decode_step(
+            spec,
+            bandwidth_bytes_per_s=accelerator.memory_bandwidth_bytes_per_s,
+            peak_flops=peak or math.inf,
+            batch=batch,
+            context_tokens=context,
+            weight_fmt=weight_fmt,
+            kv_fmt=kv_fmt,
+            n_gpus=n,
+        )
+        prefill = prefill_time_s(spec, context, peak_flops=peak, mfu=mfu, n_gpus=n) if peak else None
+        return step, prefill
+
+    def speed_cells(accelerator: Accelerator, n: int) -> tuple[str, str]:
+        step, prefill = speed_for(accelerator, n)
+        return format_rate(step.tokens_per_s_per_sequence), format_seconds(prefill) if prefill else "—"
+
+    step, prefill = speed_for(gpu, n_gpus)
+    return FitResult(
+        spec=spec,
+        gpu=gpu,
+        n_gpus=n_gpus,
+        memory=memory_for(n_gpus),
+        memory_for=memory_for,
+        speed_for=speed_cells,
+        decode=step,
+        prefill_s=prefill,
+        speed_label="Decode bound, per sequence",
+        speed_value=f"{format_rate(step.tokens_per_s_per_sequence)} tok/s",
+        speed_help=(
+            f"Upper bound: {step.bound}-bound. Each step reads "
+            f"{(step.weight_bytes + step.kv_bytes) / 1e9:,.2f} GB "
+            f"over {n_gpus} × {gpu.memory_bandwidth_bytes_per_s / 1e12:,.2f} TB/s; batch of {batch} → "
+            f"{format_rate(step.tokens_per_s)} tok/s in total."
+        ),
+    )
+
+
+def training(
+    spec: ModelSpec,
+    gpu: Accelerator,
+    *,
+    task: str = "full",
+    recipe: str = "mixed-adam-16",
+    seq: int = 2048,
+    micro_batch: int = 1,
+    n_gpus: int = 1,
+    zero_stage: int = 0,
+    recompute: str = "none",
+    flash_attention: bool = True,
+    lora_rank: int = 16,
+    lora_modules: Sequence[str] = (),
+    mfu: float = 0.4,
+) -> FitResult:
+    """One training step with data parallelism over ``n_gpus`` and the chosen ZeRO stage."""
+    kwargs = {
+        "method": task,
+        "recipe": recipe,
+        "seq": seq,
+        "micro_batch": micro_batch,
+        "zero_stage": zero_stage,
+        "recompute": recompute,
+        "flash_attention": flash_attention,
+        "lora_rank": lora_rank,
+    }
+    if lora_modules:
+        kwargs["lora_modules"] = tuple(lora_modules)
+
+    def memory_for(n: int) -> MemoryBreakdown:
+        return training_memory(spec, n_gpus=n, **kwargs)
+
+    def step_time(accelerator: Accelerator, n: int) -> float | None:
+        # 6 FLOPs per parameter per token for forward + backward (Kaplan et al. 2020 §2.1).
+        peak = peak_or_none(accelerator, "bf16")
+        if peak is None:
+            return None
+        return 6 * spec.param_count(active=True) * seq * micro_batch * n / (peak * mfu * n)
+
+    def speed_cells(accelerator: Accelerator, n: int) -> tuple[str, str]:
+        t = step_time(accelerator, n)
+        if t is None:
+            return "—", "—"
+        return format_rate(seq * micro_batch * n / t), format_seconds(t)
+
+    t = step_time(gpu, n_gpus)
+    if t is None:
+        return FitResult(
+            spec=spec,
+            gpu=gpu,
+            n_gpus=n_gpus,
+            memory=memory_for(n_gpus),
+            memory_for=memory_for,
+            speed_for=speed_cells,
+            speed_help=f"The catalog has no sourced peak FLOP/s for {gpu.name}.",
+        )
+    return FitResult(
+        spec=spec,
+        gpu=gpu,
+        n_gpus=n_gpus,
+        memory=memory_for(n_gpus),
+        memory_for=memory_for,
+        speed_for=speed_cells,
+        speed_label="Training throughput bound",
+        speed_value=f"{format_rate(seq * micro_batch * n_gpus / t)} tok/s",
+        speed_help=(
+            f"6 × {spec.param_count(active=True):,} active parameters × tokens ÷ (peak × MFU {mfu:.0%}); "
+            "full fine-tuning FLOPs (LoRA still runs the frozen model's forward and backward)."
+        ),
+    )
+
+
+def read_custom_config(raw: str | bytes) -> tuple[ModelSpec | None, str]:
+    """Parse a pasted or uploaded config: (spec, "") or (None, the reason it cannot be read)."""
+    try:
+        return ModelSpec.from_hf_config(raw, name="Custom model"), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def parts_table(memory: MemoryBreakdown) -> list[dict[str, str]]:
+    """One row per memory part: label, GB, GiB, share, and how it is computed."""
+    total = memory.total_bytes or 1
+    return [
+        {
+            "Part": p.label,
+            "GB (10⁹ B)": f"{p.bytes / 1e9:,.2f}",
+            "GiB (2³⁰ B)": f"{p.bytes / 2**30:,.2f}",
+            "Share": f"{p.bytes / total:.0%}",
+            "How it is computed": p.explanation,
+        }
+        for p in memory.parts
+    ] + [
+        {
+            "Part": "Total per GPU",
+            "GB (10⁹ B)": f"{memory.total_bytes / 1e9:,.2f}",
+            "GiB (2³⁰ B)": f"{memory.total_bytes / 2**30:,.2f}",
+            "Share": "100%",
+            "How it is computed": f"sum of the parts, on each of {memory.n_gpus} GPU(s)",
+        }
+    ]
+
+
+def speed_table(result: FitResult) -> list[dict[str, str]]:
+    """Decode bound and prefill time for the chosen GPU, with the arithmetic in words."""
+    step = result.decode
+    if step is None:
+        return []
+    bw = result.gpu.memory_bandwidth_bytes_per_s * result.n_gpus
+    return [
+        {
+            "Quantity": "Bytes read per decode step",
+            "Value": f"{(step.weight_bytes + step.kv_bytes) / 1e9:,.2f} GB",
+            "How": f"weights {step.weight_bytes / 1e9:,.2f} GB + KV cache {step.kv_bytes / 1e9:,.2f} GB",
+        },
+        {
+            "Quantity": "Memory time per step",
+            "Value": format_seconds(step.memory_time_s),
+            "How": f"bytes ÷ {bw / 1e12:,.2f} TB/s",
+        },
+        {
+            "Quantity": "Compute time per step",
+            "Value": format_seconds(step.compute_time_s),
+            "How": f"{step.flops / 1e12:,.2f} TFLOP ÷ dense peak",
+        },
+        {
+            "Quantity": "Decode bound",
+            "Value": f"{format_rate(step.tokens_per_s_per_sequence)} tok/s per sequence, "
+            f"{format_rate(step.tokens_per_s)} tok/s total",
+            "How": f"{step.bound}-bound; batch {step.batch}",
+        },
+        {
+            "Quantity": "Prefill of the whole context (TTFT)",
+            "Value": format_seconds(result.prefill_s) if result.prefill_s else "— (no sourced peak FLOP/s)",
+            "How": f"2 × active params × {step.context_tokens:,} tokens + attention, ÷ (peak × MFU)",
+        },
+    ]
+
+
+def longest_context(
+    spec: ModelSpec, gpu: Accelerator, *, weight_fmt: str, kv_fmt: str, batch: int, n_gpus: int
+) -> str:
+    """ "Longest context that fits", as text with units."""
+    n = max_context_that_fits(
+        spec, gpu.memory_bytes, batch=batch, n_gpus=n_gpus, weight_fmt=weight_fmt, kv_fmt=kv_fmt
+    )
+    if n == 0:
+        return "None — the weights and fixed costs alone do not fit"
+    text = f"{n:,} tokens"
+    if spec.max_positions and n > spec.max_positions:
+        text += f" (memory allows it; the model was trained for {spec.max_positions:,})"
+    return text
+
+
+def formats_table(
+    spec: ModelSpec, gpu: Accelerator, *, kv_fmt: str, batch: int, context: int, n_gpus: int
+) -> list[dict[str, str]]:
+    """Each weight format's memory per GPU and whether it fits."""
+    rows = []
+    for fmt_id, fmt in WEIGHT_FORMATS.items():
+        m = inference_memory(
+            spec, weight_fmt=fmt_id, kv_fmt=kv_fmt, batch=batch, context_tokens=context, n_gpus=n_gpus
+        )
+        rows.append(
+            {
+                "Weights": fmt.label,
+                "Per GPU": f"{m.total_bytes / 1e9:,.1f} GB",
+                "Fits": "yes" if fits_on(m, gpu) else "no",
+            }
+        )
+    return rows
+
+
+def catalog_table(result: FitResult, catalog: Sequence[Accelerator]) -> list[dict[str, str]]:
+    """Every accelerator: memory per device, fits on N, devices needed, speed bounds."""
+    rows = []
+    speed_header, time_header = (
+        ("Decode bound (tok/s per seq)", "Prefill (TTFT)")
+        if result.decode is not None
+        else ("Throughput bound (tok/s)", "Step time")
+    )
+    for accelerator in catalog:
+        fits = fits_on(result.memory, accelerator)
+        needed = gpus_needed(result.memory_for, accelerator)
+        try:
+            speed, time = result.speed_for(accelerator, result.n_gpus)
+        except ValueError:
+            speed, time = "—", "—"
+        rows.append(
+            {
+                "Accelerator": accelerator.name,
+                "Memory per device": f"{accelerator.memory_bytes / 1e9:,.0f} GB",
+                "Bandwidth": f"{accelerator.memory_bandwidth_bytes_per_s / 1e12:,.2f} TB/s",
+                f"Fits on {result.n_gpus}": "yes" if fits else "no",
+                "Devices needed": str(needed) if needed else f"> {MAX_GPUS}",
+                speed_header: speed,
+                time_header: time,
+            }
+        )
+    return rows

@@ -1,0 +1,135 @@
+"""The "Will it fit?" calculator: its model (simulators/fit.py) and its page in Streamlit's harness."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from simulators import fit
+from simulators.hardware import get_accelerator, load_catalog
+from simulators.llm_memory import inference_memory, kv_cache_bytes, weight_bytes
+from simulators.presets import get_model_preset
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGE = "app_pages/will_it_fit.py"
+
+
+def test_llama_3_70b_fits_on_two_h100_in_fp8_at_8k():
+    """The issue's question: FP8 weights are 70.55 GB; split over two 80 GB H100s they fit."""
+    spec = get_model_preset("llama-3-70b").spec
+    h100 = get_accelerator("h100-sxm")
+    result = fit.inference(spec, h100, weight_fmt="fp8", kv_fmt="fp8", batch=1, context=8192, n_gpus=2)
+    assert result.memory.get("weights") == spec.param_count() / 2
+    assert result.memory.get("kv_cache") == kv_cache_bytes(spec, 8192, 1, "fp8") / 2
+    assert result.fits
+    # the decode bound is bandwidth over the bytes each step reads from both GPUs
+    step = result.decode
+    assert step.tokens_per_s == pytest.approx(2 * 3.35e12 / (step.weight_bytes + step.kv_bytes))
+
+
+def test_llama_3_70b_in_bf16_needs_more_than_one_h100():
+    spec = get_model_preset("llama-3-70b").spec
+    h100 = get_accelerator("h100-sxm")
+    result = fit.inference(spec, h100, weight_fmt="bf16", context=8192)
+    assert not result.fits
+    n = result.gpus_needed
+    assert inference_memory(spec, context_tokens=8192, n_gpus=n).total_bytes <= h100.memory_bytes
+    assert inference_memory(spec, context_tokens=8192, n_gpus=n - 1).total_bytes > h100.memory_bytes
+
+
+def test_catalog_table_has_a_row_per_accelerator_and_never_crashes():
+    spec = get_model_preset("mixtral-8x7b").spec
+    catalog = [a for a in load_catalog() if a.memory_bytes and a.memory_bandwidth_bytes_per_s]
+    result = fit.inference(spec, get_accelerator("a100-80gb-sxm"), weight_fmt="int4")
+    rows = fit.catalog_table(result, catalog)
+    assert [r["Accelerator"] for r in rows] == [a.name for a in catalog]
+    m3 = next(r for r in rows if r["Accelerator"].startswith("M3"))
+    assert m3["Prefill (TTFT)"] == "—"  # Apple publishes no GPU FLOP/s: no made-up number
+
+
+def test_formats_table_orders_memory_by_bits():
+    spec = get_model_preset("llama-3-8b").spec
+    rows = fit.formats_table(spec, get_accelerator("rtx-4090"), kv_fmt="bf16", batch=1, context=8192, n_gpus=1)
+    by_format = {r["Weights"].split()[0]: r for r in rows}
+    assert by_format["INT4"]["Fits"] == "yes"
+    assert by_format["FP32"]["Fits"] == "no"
+    assert weight_bytes(spec, "int4") < weight_bytes(spec, "bf16")
+
+
+def test_custom_config_errors_come_back_as_messages():
+    spec, error = fit.read_custom_config("{not json")
+    assert spec is None and "invalid JSON" in error
+    spec, error = fit.read_custom_config(json.dumps({"hidden_size": 64}))
+    assert spec is None and "num_hidden_layers" in error
+
+
+def test_training_full_fine_tune_with_zero_3_splits_model_states():
+    spec = get_model_preset("llama-3-8b").spec
+    one = fit.training(spec, get_accelerator("h100-sxm"), seq=4096, n_gpus=1, zero_stage=3)
+    eight = fit.training(spec, get_accelerator("h100-sxm"), seq=4096, n_gpus=8, zero_stage=3)
+    for part in ("weights", "gradients", "optimizer"):
+        assert eight.memory.get(part) == pytest.approx(one.memory.get(part) / 8)
+    assert eight.memory.get("activations") == one.memory.get("activations")
+
+
+# --- the page ---
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()  # register the pages first
+    at.query_params.update(query)
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.get("metric")}
+
+
+def test_page_opens_with_llama_3_8b_on_h100_by_default():
+    at = open_page()
+    assert not at.exception
+    shown = metrics(at)
+    assert shown["Fits?"] == "Yes"
+    expected = fit.inference(get_model_preset("llama-3-8b").spec, get_accelerator("h100-sxm"), context=8192)
+    assert shown["Memory per GPU"] == f"{expected.memory.total_bytes / 1e9:,.1f} GB"
+
+
+def test_preset_link_reproduces_the_issue_question():
+    at = open_page(preset="llama3-70b-2xh100-fp8")
+    assert not at.exception
+    assert at.number_input(key="fit_gpus").value == 2
+    assert metrics(at)["Fits?"] == "Yes"
+    assert "preset" not in at.query_params
+
+
+def test_every_control_round_trips_through_the_url():
+    at = open_page(fit_model="mixtral-8x7b", fit_gpu="a100-80gb-sxm", fit_gpus="4", fit_batch="16", fit_ctx="32768")
+    assert not at.exception
+    assert at.selectbox(key="fit_model").value == "mixtral-8x7b"
+    assert at.selectbox(key="fit_gpu").value == "a100-80gb-sxm"
+    assert at.number_input(key="fit_batch").value == 16
+    assert at.select_slider(key="fit_ctx").value == 32768
+
+
+def test_bad_pasted_config_shows_a_message_not_a_traceback():
+    at = open_page(fit_model="custom")
+    at.text_area(key="fit_paste").input('{"model_type": "llama", "hidden_size": "big"}').run()
+    assert not at.exception
+    assert any("hidden_size" in e.value for e in at.error)
+
+
+def test_pasted_config_is_sized():
+    at = open_page(fit_model="custom")
+    at.text_area(key="fit_paste").input(json.dumps(get_model_preset("gpt2").config)).run()
+    assert not at.exception
+    assert "Memory per GPU" in metrics(at)
+
+
+def test_training_tasks_and_a_chip_without_flops_do_not_crash():
+    for task in ("full", "lora", "qlora"):
+        at = open_page(fit_task=task, fit_gpu="m3-max")
+        assert not at.exception, task
+        assert "Memory per GPU" in metrics(at)
