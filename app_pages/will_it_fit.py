@@ -194,8 +194,7 @@ if task == "inference":
         longest = fit.longest_context(
             spec, gpu, weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=batch, n_gpus=n_gpus
         )
-        st.markdown(f"**Longest context that fits** on {n_gpus} × {gpu.name} at batch {batch}:")
-        st.markdown(f"### {longest}")
+        st.metric(f"Longest context that fits on {n_gpus} × {gpu.name} at batch {batch}", longest)
     with q2:
         st.markdown(
             f"**Which weight format fits** on {n_gpus} × {gpu.name} at {context:,} tokens, batch {batch}:"
@@ -210,7 +209,8 @@ st.subheader("Every accelerator in the catalog", divider="gray")
 st.caption(
     f"Same settings on {n_gpus} device(s) of each kind. "
     "Memory is per device (dual-die boards count each die); "
-    "speeds are upper bounds from datasheet bandwidth and dense peak FLOP/s."
+    "speeds are upper bounds from datasheet bandwidth and the dense peak FLOP/s of the format shown "
+    "(a chip without a sourced figure for it falls back to BF16, FP16 or FP32)."
 )
 st.dataframe(fit.catalog_table(result, catalog), hide_index=True, width="stretch")
 notice(page.section("notice"))

@@ -78,7 +78,9 @@ def memory_bars(
         title=title or None,
         xaxis_title="Memory per GPU (GB = 10⁹ bytes)",
         yaxis={"categoryorder": "array", "categoryarray": list(reversed(labels))},
-        legend={"orientation": "h", "y": -0.25, "x": 0},
-        height=max(260, 110 + 60 * len(rows)),
+        legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0},
+        height=max(300, 160 + 60 * len(rows)),
     )
-    return apply_style(fig)
+    fig = apply_style(fig)
+    fig.update_layout(margin={"b": 110})
+    return fig

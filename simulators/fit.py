@@ -73,6 +73,7 @@ class FitResult:
     speed_label: str = ""
     speed_value: str = ""
     speed_help: str = ""
+    weight_fmt: str = "bf16"  # decides which peak FLOP/s applies
 
     @property
     def fits(self) -> bool:
@@ -167,6 +168,7 @@ def inference(
         speed_for=speed_cells,
         decode=step,
         prefill_s=prefill,
+        weight_fmt=weight_fmt,
         speed_label="Decode bound, per sequence",
         speed_value=f"{format_rate(step.tokens_per_s_per_sequence)} tok/s",
         speed_help=(
@@ -376,6 +378,7 @@ def catalog_table(result: FitResult, catalog: Sequence[Accelerator]) -> list[dic
                 "Devices needed": str(needed) if needed else f"> {MAX_GPUS}",
                 speed_header: speed,
                 time_header: time,
+                "Peak used": (compute_dtype(accelerator, result.weight_fmt) or "none sourced").upper(),
             }
         )
     return rows
