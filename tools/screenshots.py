@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+STREAMLIT = [sys.executable, "-m", "streamlit", "run", "app.py"]
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -59,8 +60,7 @@ def main() -> int:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py"]
-        + ["--server.port", str(port), "--server.headless", "true"],
+        [*STREAMLIT, "--server.port", str(port), "--server.headless", "true"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
