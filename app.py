@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.nav import PAGES
+from ui.presenter import presenter_toggle
 from ui.search_box import sidebar_search
 
 ROOT = Path(__file__).resolve().parent
@@ -22,4 +23,5 @@ for info in PAGES:
     )
 navigation = st.navigation(sections)
 sidebar_search()
+presenter_toggle()
 navigation.run()

@@ -23,9 +23,8 @@ def open_page(page_path: str | None = None, **query: str) -> AppTest:
     identifies them by file name, which differs from their url_path.
     """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(query)  # as in the address bar when the page is first opened
     at.run()
-    for key, value in query.items():
-        at.query_params[key] = value
     if page_path is not None:
         at.switch_page(page_path)
     return at.run()
@@ -117,3 +116,13 @@ def test_sidebar_search_without_match_says_so():
     at.sidebar.text_input[0].input("qqqqzzzz").run()
     assert not at.exception
     assert "No term matches" in at.sidebar.caption[0].value
+
+
+def test_presenter_view_opens_from_the_url_on_any_page():
+    """A teacher's link with ?present=true opens the page in large type."""
+    for info in PAGES:
+        at = open_page(info.path, present="true")
+        assert not at.exception
+        assert at.toggle(key="present").value is True
+        assert any("font-size: 3.4rem" in h.proto.body for h in at.get("html")), info.path
+    assert not any("font-size: 3.4rem" in h.proto.body for h in open_page().get("html"))

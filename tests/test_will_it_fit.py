@@ -51,7 +51,9 @@ def test_catalog_table_has_a_row_per_accelerator_and_never_crashes():
 
 def test_formats_table_orders_memory_by_bits():
     spec = get_model_preset("llama-3-8b").spec
-    rows = fit.formats_table(spec, get_accelerator("rtx-4090"), kv_fmt="bf16", batch=1, context=8192, n_gpus=1)
+    rows = fit.formats_table(
+        spec, get_accelerator("rtx-4090"), kv_fmt="bf16", batch=1, context=8192, n_gpus=1
+    )
     by_format = {r["Weights"].split()[0]: r for r in rows}
     assert by_format["INT4"]["Fits"] == "yes"
     assert by_format["FP32"]["Fits"] == "no"
@@ -78,8 +80,9 @@ def test_training_full_fine_tune_with_zero_3_splits_model_states():
 
 
 def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()  # register the pages first
+    at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
+    at.run()  # registers the pages, so switch_page can find this one by its url_path
     at.switch_page(PAGE)
     return at.run()
 
@@ -106,7 +109,9 @@ def test_preset_link_reproduces_the_issue_question():
 
 
 def test_every_control_round_trips_through_the_url():
-    at = open_page(fit_model="mixtral-8x7b", fit_gpu="a100-80gb-sxm", fit_gpus="4", fit_batch="16", fit_ctx="32768")
+    at = open_page(
+        fit_model="mixtral-8x7b", fit_gpu="a100-80gb-sxm", fit_gpus="4", fit_batch="16", fit_ctx="32768"
+    )
     assert not at.exception
     assert at.selectbox(key="fit_model").value == "mixtral-8x7b"
     assert at.selectbox(key="fit_gpu").value == "a100-80gb-sxm"

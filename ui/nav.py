@@ -49,7 +49,7 @@ PAGES: tuple[PageInfo, ...] = (
         icon=":material/calculate:",
         url_path="will-it-fit",
         section="Simulators",
-        blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, LoRA, QLoRA.",
+        blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
     ),
 )
 
