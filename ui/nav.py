@@ -51,6 +51,14 @@ PAGES: tuple[PageInfo, ...] = (
         section="Simulators",
         blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
     ),
+    PageInfo(
+        path="app_pages/memory_hierarchy.py",
+        title="Memory hierarchy",
+        icon=":material/stacks:",
+        url_path="memory-hierarchy",
+        section="Simulators",
+        blurb="Latency and bandwidth from registers to disk, Little's law, and the cost of offloading.",
+    ),
 )
 
 GLOSSARY = next(p for p in PAGES if p.url_path == "glossary")

@@ -1,0 +1,54 @@
+"""The memory-hierarchy page in Streamlit's harness: opens, follows the URL, compares two families."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from simulators import hierarchy
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "app_pages/memory_hierarchy.py"
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def test_page_opens_and_shows_every_tab():
+    at = open_page()
+    assert not at.exception
+    assert [t.label for t in at.tabs] == [
+        "Latency and bandwidth",
+        "Moving N bytes",
+        "Little's law",
+        "Where does my model live?",
+    ]
+
+
+def test_url_chooses_the_hardware_and_the_load_width():
+    at = open_page(mh_a="a100-80gb-sxm", mh_b="none", mh_load="16")
+    assert not at.exception
+    assert at.selectbox(key="mh_a").value == "a100-80gb-sxm"
+    assert at.select_slider(key="mh_load").value == 16
+    hbm = hierarchy.get_level("a100-80gb-sxm", "device-memory")
+    warps = f"{hierarchy.warps_in_flight(hbm, 16):,.1f}"
+    assert any(warps in str(df.value.to_dict()) for df in at.dataframe)
+
+
+def test_offloading_a_70b_model_shows_its_cost_per_token():
+    at = open_page(preset="offload-70b")
+    assert not at.exception
+    labels = [m.label for m in at.get("metric")]
+    assert labels.count("Time per token") == 2  # H100 and GH200 side by side
+
+
+def test_a_family_without_a_host_link_or_sm_count_does_not_crash():
+    at = open_page(mh_a="m3-max", mh_b="cpu-norvig")
+    assert not at.exception
+    shown = " ".join(i.value for i in at.info)
+    assert "no published latency measurements" in shown  # Apple publishes no GPU cache latencies
+    assert "no device-memory level" in shown  # a CPU has nothing to offload from
