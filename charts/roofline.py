@@ -33,6 +33,7 @@ from simulators.roofline import (
     predict,
     roofs,
 )
+from simulators.units import si
 
 TERA = 1e12
 X_TITLE = "Arithmetic intensity (FLOP per byte of device-memory traffic)"
@@ -50,16 +51,7 @@ KIND_SYMBOLS: dict[str, str] = {
 }
 MEASURED_SYMBOL = "star"
 
-_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _TIME_PREFIXES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-
-
-def _si(value: float, unit: str) -> str:
-    """3 significant figures with a decimal prefix: _si(1.374e11, "FLOP") -> "137 GFLOP"."""
-    for size, prefix in _PREFIXES:
-        if abs(value) >= size * 0.9995:
-            return f"{value / size:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
 
 
 def _time(seconds: float) -> str:
@@ -188,7 +180,7 @@ def _add_ridge(
 def _operation_hover(op: Operation, accelerators: Sequence[Accelerator]) -> str:
     lines = [
         f"<b>{op.name}</b>",
-        f"FLOPs {_si(op.flops, 'FLOP')}, bytes {_si(op.bytes, 'B')}",
+        f"FLOPs {si(op.flops, 'FLOP')}, bytes {si(op.bytes, 'B')}",
         f"intensity {op.intensity:,.3g} FLOP/byte ({op.dtype}, {op.compute_unit} units)",
     ]
     for acc in accelerators:

@@ -908,3 +908,40 @@ def reference_operations(dtype: str = "bf16") -> list[Operation]:
     ops += [attention(1, 32, 32, 4096, 4096, 128, flash, dtype) for flash in (False, True)]
     ops += [attention(1, 32, kv, 1, 32768, 128, True, dtype) for kv in (32, 4)]
     return ops
+
+
+OPERATION_SETS: dict[str, str] = {
+    "matmul": "Matrix multiplies: GEMMs and a Linear layer at 1, 64 and 1024 tokens",
+    "memory-bound": "Elementwise, softmax and norms, fused and unfused",
+    "attention": "Attention: naive vs FlashAttention (prefill), MHA vs GQA (decode)",
+    "quantized": "Decode GEMV: bf16 vs int8 and int4 weight-only",
+}
+
+
+def operation_set(name: str, dtype: str = "bf16") -> list[Operation]:
+    """One of the page's groups of example operations (``OPERATION_SETS``), sized as in SA §1.3."""
+    tokens, hidden = 4096, 4096
+    if name == "matmul":
+        return [gemm(n, n, n, dtype) for n in (256, 1024, 4096)] + [
+            linear(t, hidden, hidden, dtype, dtype) for t in (1, 64, 1024)
+        ]
+    if name == "memory-bound":
+        return [
+            elementwise(tokens * hidden, 1, 2, 1, dtype, name="elementwise add"),
+            rmsnorm(tokens, hidden, True, dtype),
+            rmsnorm(tokens, hidden, False, dtype),
+            layernorm(tokens, hidden, True, dtype),
+            layernorm(tokens, hidden, False, dtype),
+            softmax(32 * 4096, 4096, True, dtype),
+        ]
+    if name == "attention":
+        return [attention(1, 32, 32, 4096, 4096, 128, flash, dtype) for flash in (False, True)] + [
+            attention(1, 32, kv, 1, 32768, 128, True, dtype) for kv in (32, 8)
+        ]
+    if name == "quantized":
+        return [
+            gemv(hidden, hidden, dtype),
+            weight_only_gemv(hidden, hidden, 8),
+            weight_only_gemv(hidden, hidden, 4),
+        ]
+    raise ValueError(f"unknown operation set {name!r}; choose from {list(OPERATION_SETS)}")

@@ -50,6 +50,30 @@ def choice(
     return value
 
 
+def multi_choice(
+    label: str,
+    options: Mapping[str, str],
+    *,
+    key: str,
+    default: Sequence[str],
+    max_selections: int | None = None,
+    help: str | None = None,
+    container: Any = None,
+) -> list[str]:
+    """A multiselect over ``options`` (id -> label); the URL holds the ids joined by commas."""
+    ids = list(options)
+    if key not in st.session_state:
+        wanted = [i for i in (st.query_params.get(key) or "").split(",") if i in options]
+        st.session_state[key] = wanted or list(default)
+    target = container or st
+    values = target.multiselect(
+        label, ids, format_func=options.__getitem__, key=key, max_selections=max_selections, help=help
+    )
+    joined, default_joined = ",".join(values), ",".join(default)
+    write_to_url(key, joined, default_joined)
+    return list(values)
+
+
 def term_markdown(text: str) -> str:
     """Markdown with ``[[term-id]]`` links resolved to the glossary page."""
     by_id = terms_by_id()

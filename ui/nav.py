@@ -52,6 +52,14 @@ PAGES: tuple[PageInfo, ...] = (
         blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
     ),
     PageInfo(
+        path="app_pages/roofline.py",
+        title="Roofline",
+        icon=":material/show_chart:",
+        url_path="roofline",
+        section="Simulators",
+        blurb="Compute- or memory-bound? Datasheet roofs, real operations as points, decode vs batch size.",
+    ),
+    PageInfo(
         path="app_pages/memory_hierarchy.py",
         title="Memory hierarchy",
         icon=":material/stacks:",

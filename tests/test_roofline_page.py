@@ -1,0 +1,75 @@
+"""The roofline page in Streamlit's harness: URL state, presets, the decode batch crossing the ridge."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from simulators import roofline
+from simulators.hardware import get_accelerator
+from simulators.presets import get_model_preset
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "app_pages/roofline.py"
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.get("metric")}
+
+
+def test_default_view_shows_llama_3_8b_decode_crossover_on_h100():
+    at = open_page()
+    assert not at.exception
+    expected = roofline.decode_crossover_batch(
+        get_model_preset("llama-3-8b").spec, get_accelerator("h100-sxm")
+    )
+    assert metrics(at)["Crossover batch"] == f"{expected:,}"
+    assert metrics(at)["Bound on H100 SXM (80GB)"] == "memory"
+
+
+def test_batch_from_the_url_past_the_crossover_is_compute_bound():
+    at = open_page(rf_batch="512")
+    assert not at.exception
+    assert metrics(at)["Bound on H100 SXM (80GB)"] == "compute"
+
+
+def test_moving_the_batch_slider_changes_the_bound():
+    at = open_page()
+    at.select_slider(key="rf_batch").set_value(1024).run()
+    assert not at.exception
+    assert metrics(at)["Bound on H100 SXM (80GB)"] == "compute"
+
+
+def test_long_context_never_crosses_and_says_why():
+    at = open_page(rf_ctx="8192", rf_batch="4096")
+    assert not at.exception
+    assert metrics(at)["Crossover batch"] == "never"
+    assert any("levels off" in c.value for c in at.caption)
+
+
+def test_accelerators_and_sets_come_from_the_url():
+    at = open_page(rf_gpus="mi300x,b200", rf_sets="attention", rf_dtype="fp8")
+    assert not at.exception
+    assert at.multiselect(key="rf_gpus").value == ["mi300x", "b200"]
+    assert at.multiselect(key="rf_sets").value == ["attention"]
+
+
+def test_a_precision_a_chip_lacks_is_explained_not_drawn():
+    at = open_page(rf_gpus="a100-80gb-sxm", rf_dtype="fp8")
+    assert not at.exception
+    assert any("No sourced dense FP8 peak" in i.value for i in at.info)
+
+
+def test_every_preset_opens():
+    from content import load_page
+
+    for preset in load_page("roofline").meta["presets"]:
+        at = open_page(preset=preset["id"])
+        assert not at.exception, preset["id"]
