@@ -1,0 +1,48 @@
+"""Simulator pages in a real browser: typing a config, moving a slider, following a link."""
+
+import json
+import re
+
+import pytest
+
+from simulators.presets import get_model_preset
+
+pytestmark = pytest.mark.e2e
+
+
+def metric_value(page, label: str) -> str:
+    """The value shown under a metric's label."""
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    metric.wait_for(timeout=30_000)
+    return metric.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_pasting_a_config_sizes_the_model(app_url, page):
+    page.goto(f"{app_url}/will-it-fit?fit_model=custom", wait_until="domcontentloaded")
+    box = page.get_by_label("…or paste it here")
+    box.wait_for(timeout=30_000)
+    box.fill(json.dumps(get_model_preset("gpt2").config))
+    box.press("Control+Enter")
+    value = metric_value(page, "Memory per GPU")
+    assert re.fullmatch(r"[\d.,]+ GB", value), value
+
+
+def test_pasting_garbage_shows_an_error_not_a_traceback(app_url, page):
+    page.goto(f"{app_url}/will-it-fit?fit_model=custom", wait_until="domcontentloaded")
+    box = page.get_by_label("…or paste it here")
+    box.wait_for(timeout=30_000)
+    box.fill('{"model_type": "llama", "hidden_size": -1}')
+    box.press("Control+Enter")
+    page.get_by_text("That config cannot be read").wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_moving_the_batch_slider_flips_decode_to_compute_bound(app_url, page):
+    page.goto(f"{app_url}/roofline", wait_until="domcontentloaded")
+    label = "Bound on H100 SXM (80GB)"
+    assert metric_value(page, label) == "memory"
+    slider = page.get_by_role("slider", name="Batch (sequences decoding together)")
+    slider.focus()
+    slider.press("End")  # the largest batch
+    page.locator('[data-testid="stMetric"]').filter(has_text=label).get_by_text("compute").wait_for(timeout=30_000)
+    assert re.search(r"[?&]rf_batch=4096", page.evaluate("location.href"))
