@@ -10,7 +10,15 @@ from simulators import fit
 from simulators.hardware import load_catalog
 from simulators.llm_memory import KV_FORMATS, LORA_MODULES, TRAINING_RECIPES, WEIGHT_FORMATS, ModelSpec
 from simulators.presets import load_model_presets
-from ui.controls import apply_preset_from_url, choice, format_bytes, notice, preset_buttons, prose
+from ui.controls import (
+    apply_preset_from_url,
+    choice,
+    format_bytes,
+    multi_choice,
+    notice,
+    preset_buttons,
+    prose,
+)
 
 page = load_page("will_it_fit")
 apply_preset_from_url(page, "fit_preset_applied")
@@ -116,9 +124,19 @@ with st.container(border=True):
         )
         flash = r2.toggle("FlashAttention", True, key="fit_flash", bind="query-params")
         lora_rank = 16
-        lora_modules: tuple[str, ...] = LORA_MODULES
+        lora_modules: list[str] = list(LORA_MODULES)
         if task in ("lora", "qlora"):
             lora_rank = r3.number_input("LoRA rank r", 1, 1024, 16, key="fit_lora_rank", bind="query-params")
+            lora_modules = multi_choice(
+                "LoRA target modules",
+                {m: m for m in LORA_MODULES},
+                key="fit_lora_mods",
+                default=["q_proj", "k_proj", "v_proj", "o_proj"],
+                help="Which linear layers get adapters. PEFT's default for Llama is q_proj and v_proj.",
+            )
+            if not lora_modules:
+                st.warning("Choose at least one module to adapt.")
+                st.stop()
 
 if spec is None:
     st.stop()

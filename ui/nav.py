@@ -60,6 +60,14 @@ PAGES: tuple[PageInfo, ...] = (
         blurb="Compute- or memory-bound? Datasheet roofs, real operations as points, decode vs batch size.",
     ),
     PageInfo(
+        path="app_pages/parallelism.py",
+        title="Parallelism",
+        icon=":material/grid_view:",
+        url_path="parallelism",
+        section="Simulators",
+        blurb="Data, tensor and pipeline parallelism with ZeRO: memory per GPU, traffic, the bubble.",
+    ),
+    PageInfo(
         path="app_pages/memory_hierarchy.py",
         title="Memory hierarchy",
         icon=":material/stacks:",
