@@ -60,6 +60,14 @@ PAGES: tuple[PageInfo, ...] = (
         blurb="Compute- or memory-bound? Datasheet roofs, real operations as points, decode vs batch size.",
     ),
     PageInfo(
+        path="app_pages/quantization.py",
+        title="Quantization",
+        icon=":material/grain:",
+        url_path="quantization",
+        section="Simulators",
+        blurb="Quantize a real tensor in every format: the grid, the error, SQNR per bit, outliers.",
+    ),
+    PageInfo(
         path="app_pages/parallelism.py",
         title="Parallelism",
         icon=":material/grid_view:",

@@ -1,0 +1,58 @@
+"""The quantization page in Streamlit's harness: one format, all formats, outliers, matmul, sizes."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from simulators import quantization as q
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "app_pages/quantization.py"
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.get("metric")}
+
+
+def test_default_int8_per_tensor_on_a_gaussian():
+    at = open_page()
+    assert not at.exception
+    x = q.make_tensor("gaussian", (1024, 1024), 0)
+    expected = q.sqnr_db(x, q.quantize(x, "int8", "tensor"))
+    assert metrics(at)["SQNR"] == f"{expected:.2f} dB"
+    assert len(at.tabs) == 5
+
+
+def test_outlier_preset_shows_per_tensor_int8_wrecked():
+    at = open_page(preset="int8-outliers")
+    assert not at.exception
+    x = q.make_tensor("activations_outlier_channels", (1024, 1024), 0)
+    assert metrics(at)["SQNR"] == f"{q.sqnr_db(x, q.quantize(x, 'int8', 'tensor')):.2f} dB"
+
+
+def test_group_nf4_from_the_url_costs_its_scale_bits():
+    at = open_page(q_fmt="nf4", q_gran="group", q_group="64")
+    assert not at.exception
+    assert metrics(at)["Bits per parameter"] == "4.500"
+
+
+def test_impossible_combination_is_explained():
+    at = open_page(q_fmt="mxfp4", q_gran="channel")
+    assert not at.exception
+    assert at.warning and "does not exist" in at.warning[0].value
+
+
+def test_every_preset_opens():
+    from content import load_page
+
+    for preset in load_page("quantization").meta["presets"]:
+        at = open_page(preset=preset["id"])
+        assert not at.exception, preset["id"]
