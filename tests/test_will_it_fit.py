@@ -138,3 +138,15 @@ def test_training_tasks_and_a_chip_without_flops_do_not_crash():
         at = open_page(fit_task=task, fit_gpu="m3-max")
         assert not at.exception, task
         assert "Memory per GPU" in metrics(at)
+
+
+def test_every_preset_opens_and_sets_its_widgets():
+    from content import load_page
+
+    for preset in load_page("will_it_fit").meta["presets"]:
+        at = open_page(preset=preset["id"])
+        assert not at.exception, preset["id"]
+        assert "Memory per GPU" in metrics(at), preset["id"]
+        for key, value in preset["params"].items():
+            widget = at.session_state[key]
+            assert widget == value, (preset["id"], key, widget, value)
