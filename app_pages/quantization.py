@@ -55,6 +55,30 @@ def alpha_sweep() -> tuple[np.ndarray, np.ndarray]:
     return alphas, q.outlier_alpha_sweep(alphas)
 
 
+# Figures that depend only on inputs other than the "One format" widgets are cached too, so a
+# slider move there redraws only its own two histograms.
+@st.cache_data(max_entries=8, show_spinner=False)
+def pareto_figure(kind: str, size: str, seed: int):
+    return qc.sqnr_vs_bits_figure(all_schemes(kind, size, seed))
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def channel_figure():
+    outliers = q.outlier_channels((512, 1024), 0, 8, 1)
+    shown = np.unique(np.concatenate([np.arange(24), outliers]))
+    return qc.per_channel_error_figure(q.outlier_channel_sqnr(), shown, outlier_channels=outliers)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def matmul_figures(alpha: float):
+    demo = matmul_demo(alpha)
+    alphas, sweep = alpha_sweep()
+    return (
+        qc.matmul_error_figure(demo, q.MATMUL_SCHEMES),
+        qc.smoothquant_alpha_figure(alphas, sweep, chosen_alpha=alpha, baseline_db=demo["w8a8"].sqnr_db),
+    )
+
+
 tab_one, tab_all, tab_outliers, tab_matmul, tab_size = st.tabs(
     ["One format", "All formats", "Outlier channels", "Matmul: W4A16 vs W8A8", "Model size"]
 )
@@ -107,30 +131,21 @@ with tab_one:
 
 with tab_all:
     results = all_schemes(kind, size, seed)
-    st.plotly_chart(qc.sqnr_vs_bits_figure(results), key="q_pareto")
+    st.plotly_chart(pareto_figure(kind, size, seed), key="q_pareto")
     st.dataframe(q.scheme_table(results), hide_index=True, width="stretch")
     prose(page.section("formats"))
 
 with tab_outliers:
-    channel_sqnr = q.outlier_channel_sqnr()
-    outliers = q.outlier_channels((512, 1024), 0, 8, 1)
-    shown_channels = np.unique(np.concatenate([np.arange(24), outliers]))
-    st.plotly_chart(
-        qc.per_channel_error_figure(channel_sqnr, shown_channels, outlier_channels=outliers), key="q_channels"
-    )
+    st.plotly_chart(channel_figure(), key="q_channels")
     prose(page.section("outliers"))
 
 with tab_matmul:
     alpha = st.slider(
         "SmoothQuant migration strength α", 0.0, 1.0, 0.5, 0.05, key="q_alpha", bind="query-params"
     )
-    demo = matmul_demo(alpha)
-    st.plotly_chart(qc.matmul_error_figure(demo, q.MATMUL_SCHEMES), key="q_matmul")
-    alphas, sweep = alpha_sweep()
-    st.plotly_chart(
-        qc.smoothquant_alpha_figure(alphas, sweep, chosen_alpha=alpha, baseline_db=demo["w8a8"].sqnr_db),
-        key="q_alpha_chart",
-    )
+    bars, sweep_chart = matmul_figures(alpha)
+    st.plotly_chart(bars, key="q_matmul")
+    st.plotly_chart(sweep_chart, key="q_alpha_chart")
     prose(page.section("matmul"))
 
 with tab_size:
