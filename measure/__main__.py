@@ -1,0 +1,5 @@
+"""python -m measure: see measure.cli."""
+
+from measure.cli import main
+
+raise SystemExit(main())
