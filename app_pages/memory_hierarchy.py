@@ -11,6 +11,7 @@ from simulators.fit import format_seconds
 from simulators.llm_memory import KV_FORMATS, WEIGHT_FORMATS, kv_cache_bytes, weight_bytes
 from simulators.presets import load_model_presets
 from ui.controls import apply_preset_from_url, choice, notice, preset_buttons, prose
+from ui.measured import measured_hierarchy_points
 
 page = load_page("memory_hierarchy")
 apply_preset_from_url(page, "mh_preset_applied")
@@ -31,7 +32,10 @@ tab_ladder, tab_transfer, tab_littles, tab_place = st.tabs(
 )
 
 with tab_ladder:
-    st.plotly_chart(ladder_figure(shown), key="mh_ladder")
+    measured = [point for fam in shown for point in measured_hierarchy_points(fam)]
+    st.plotly_chart(ladder_figure(shown, measured), key="mh_ladder")
+    if measured:
+        st.caption("◆ Measured points come from the results loaded on the Your hardware page.")
     prose(page.section("ladder"))
     st.subheader("On a human scale", divider="gray")
     for fam in shown:

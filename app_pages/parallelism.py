@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from charts.measure import allreduce_figure
 from charts.parallelism import (
     comm_vs_compute_figure,
     gpu_grid_figure,
@@ -17,6 +18,7 @@ from simulators.hardware import load_catalog
 from simulators.llm_memory import TRAINING_RECIPES
 from simulators.presets import load_model_presets
 from ui.controls import apply_preset_from_url, choice, format_bytes, notice, preset_buttons, prose
+from ui.measured import allreduce_records, device_label
 
 page = load_page("parallelism")
 apply_preset_from_url(page, "par_preset_applied")
@@ -174,6 +176,10 @@ with tab_comm:
     st.plotly_chart(comm_vs_compute_figure(terms, step), key="par_comm")
     st.dataframe(par.communication_table(terms), hide_index=True, width="stretch")
     prose(page.section("communication"))
+    measured_reduce = allreduce_records()
+    if measured_reduce:
+        st.plotly_chart(allreduce_figure(measured_reduce), key="par_measured_allreduce")
+        st.caption(f"Measured on {device_label()} (Your hardware page) against the same ring formula.")
 with tab_pipe:
     slots = par.pipeline_schedule(pp, microbatches, schedule)
     st.plotly_chart(pipeline_gantt_figure(slots, schedule.upper()), key="par_gantt")

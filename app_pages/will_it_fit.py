@@ -19,6 +19,7 @@ from ui.controls import (
     preset_buttons,
     prose,
 )
+from ui.measured import transformer_memory_rows
 
 page = load_page("will_it_fit")
 apply_preset_from_url(page, "fit_preset_applied")
@@ -231,4 +232,11 @@ st.caption(
     "(a chip without a sourced figure for it falls back to BF16, FP16 or FP32)."
 )
 st.dataframe(fit.catalog_table(result, catalog), hide_index=True, width="stretch")
+measured_rows = transformer_memory_rows()
+if measured_rows:
+    with st.expander("Measured on your hardware: a small transformer step vs this model", expanded=True):
+        st.dataframe(measured_rows, hide_index=True, width="stretch")
+        st.caption(
+            "From the results loaded on the Your hardware page; the prediction uses the same functions."
+        )
 notice(page.section("notice"))

@@ -126,7 +126,11 @@ def run_suite(
             sm_count=cuda_info.get("sm_count"),
         )
         if match:
-            summary["catalog_match"] = {"name": match.row.get("name"), "reason": match.reason}
+            summary["catalog_match"] = {
+                "id": match.row.get("id"),
+                "name": match.row.get("name"),
+                "reason": match.reason,
+            }
         records: list[Record] = []
         statuses: list[dict[str, Any]] = []
         total = sum(_WEIGHTS[w] for w in chosen)

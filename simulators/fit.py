@@ -382,3 +382,40 @@ def catalog_table(result: FitResult, catalog: Sequence[Accelerator]) -> list[dic
             }
         )
     return rows
+
+
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def predicted_step_memory(record: dict) -> MemoryBreakdown | None:
+    """The calculator's prediction for a measured transformer step (``python -m measure``).
+
+    The record's config is a Llama-style decoder; training with AdamW in fp32 keeps weights,
+    gradients and two Adam moments (the 16 B/param "fp32-adam" recipe) plus every layer's saved
+    activations and the logits; inference keeps the weights, one layer's working set for all
+    tokens at once and the logits of every position (the measured forward pass keeps no KV
+    cache). No CUDA context is added: the measurement counts tensors only. Returns None when
+    the record cannot be read.
+    """
+    try:
+        config = {"model_type": "llama", **{k: v for k, v in record["config"].items() if v is not None}}
+        spec = ModelSpec.from_hf_config(config)
+        batch, seq = int(record["batch"]), int(record["seq_len"])
+        act_bytes = DTYPE_BYTES[str(record.get("dtype", "float32"))]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if record.get("mode") == "train":
+        recipe = "fp32-adam" if act_bytes == 4 else "mixed-adam-16"
+        return training_memory(
+            spec, recipe=recipe, seq=seq, micro_batch=batch, runtime_overhead_bytes=0, act_bytes=act_bytes
+        )
+    return inference_memory(
+        spec,
+        weight_fmt="fp32" if act_bytes == 4 else "bf16",
+        batch=batch,
+        context_tokens=0,
+        prefill_chunk_tokens=batch * seq,
+        runtime_overhead_bytes=0,
+        act_bytes=act_bytes,
+        logits_for_every_position=True,
+    )

@@ -1216,6 +1216,8 @@ def inference_memory(
     prefill_chunk_tokens: int | None = None,
     n_gpus: int = 1,
     runtime_overhead_bytes: float = DEFAULT_RUNTIME_OVERHEAD_BYTES,
+    act_bytes: float = 2,
+    logits_for_every_position: bool = False,
 ) -> MemoryBreakdown:
     """Memory per GPU to serve ``batch`` sequences of ``context_tokens`` (prompt + output).
 
@@ -1223,7 +1225,8 @@ def inference_memory(
     the KV heads must divide by the GPU count for an exact split, noted when they do not).
     Activations are sized for ``prefill_chunk_tokens`` tokens in flight (default: the whole
     prompt of one sequence, capped at 8,192 as chunked prefill does) and the last-position
-    logits of the batch. Runtime overhead is per GPU.
+    logits of the batch (``logits_for_every_position`` for a plain forward pass, as a training
+    framework runs it). Runtime overhead is per GPU.
     """
     _check_positive(batch=batch, n_gpus=n_gpus)
     _check_nonnegative(context_tokens=context_tokens, runtime_overhead_bytes=runtime_overhead_bytes)
@@ -1236,7 +1239,13 @@ def inference_memory(
             f"{spec.num_kv_heads} KV heads do not split evenly over {n_gpus} GPUs: engines replicate "
             "KV heads, so the real KV cache per GPU is larger than shown."
         )
-    activations = inference_activation_bytes(spec, chunk) / n_gpus + logits_bytes(spec, batch, 1)
+    logit_positions = max(chunk // batch, 1) if logits_for_every_position else 1
+    # One decoder layer's working set is freed before the output head runs, so the transient
+    # peak is the larger of the two, not their sum.
+    activations = max(
+        inference_activation_bytes(spec, chunk, act_bytes) / n_gpus,
+        logits_bytes(spec, batch, logit_positions),
+    )
     fmt = weight_format(weight_fmt)
     parts = (
         MemoryPart(
@@ -1266,8 +1275,8 @@ def inference_memory(
             "activations",
             "Activations and logits",
             activations,
-            f"one layer's working set for {chunk:,} tokens in flight,"
-            " plus fp32 logits for the last token of each sequence",
+            f"the larger of one layer's working set for {chunk:,} tokens in flight"
+            " and the fp32 logits (freed layer by layer, so they never coexist)",
             "activation-memory",
         ),
         MemoryPart(
@@ -1296,6 +1305,7 @@ def training_memory(
     lora_modules: Sequence[str] = LORA_MODULES,
     base_fmt: str = "bf16",
     runtime_overhead_bytes: float = DEFAULT_RUNTIME_OVERHEAD_BYTES,
+    act_bytes: float = 2,
 ) -> MemoryBreakdown:
     """Memory per GPU for one training step with data parallelism over ``n_gpus`` (ZeRO stage).
 
@@ -1320,7 +1330,7 @@ def training_memory(
         fmt = "nf4" if method == "qlora" else base_fmt
         frozen = weight_bytes(spec, fmt) / (n_gpus if zero_stage == 3 else 1)
     per_layer = training_activation_bytes_per_layer(
-        spec, seq, micro_batch, recompute=recompute, flash_attention=flash_attention
+        spec, seq, micro_batch, recompute=recompute, flash_attention=flash_attention, act_bytes=act_bytes
     )
     activations = spec.num_layers * per_layer + logits_bytes(spec, micro_batch, seq, training=True)
     r = training_recipe(recipe)

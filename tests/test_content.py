@@ -90,3 +90,21 @@ def test_page_prose_links_only_to_terms_that_exist():
     for path in sorted(CONTENT_DIR.glob("*.md")):
         for term_id in term_ids_linked(path.read_text(encoding="utf-8")):
             assert term_id in by_id, f"{path.name}: [[{term_id}]] is not a glossary term"
+
+
+def test_every_try_it_link_opens_a_real_page_and_preset():
+    """A term's simulator link names a page in the navigation and a preset that page defines."""
+    from pathlib import Path as _Path
+
+    from content import load_page
+    from ui.nav import PAGES
+
+    pages = {p.url_path: p for p in PAGES}
+    for term in load_terms():
+        if term.simulator is None:
+            continue
+        assert term.simulator.page in pages, (term.id, term.simulator.page)
+        presets = {
+            p["id"] for p in load_page(_Path(pages[term.simulator.page].path).stem).meta.get("presets", [])
+        }
+        assert term.simulator.preset in presets, (term.id, term.simulator.preset)

@@ -83,6 +83,14 @@ PAGES: tuple[PageInfo, ...] = (
         section="Simulators",
         blurb="Latency and bandwidth from registers to disk, Little's law, and the cost of offloading.",
     ),
+    PageInfo(
+        path="app_pages/your_hardware.py",
+        title="Your hardware",
+        icon=":material/speed:",
+        url_path="your-hardware",
+        section="Measure",
+        blurb="Measure bandwidth, matmul, launch overhead and all-reduce here, beside the predictions.",
+    ),
 )
 
 GLOSSARY = next(p for p in PAGES if p.url_path == "glossary")

@@ -44,5 +44,7 @@ def test_moving_the_batch_slider_flips_decode_to_compute_bound(app_url, page):
     slider = page.get_by_role("slider", name="Batch (sequences decoding together)")
     slider.focus()
     slider.press("End")  # the largest batch
-    page.locator('[data-testid="stMetric"]').filter(has_text=label).get_by_text("compute").wait_for(timeout=30_000)
+    page.locator('[data-testid="stMetric"]').filter(has_text=label).get_by_text("compute").wait_for(
+        timeout=30_000
+    )
     assert re.search(r"[?&]rf_batch=4096", page.evaluate("location.href"))
