@@ -157,6 +157,7 @@ elif section == "results":
         sample_path = samples[0]
         st.session_state[RESULTS_KEY] = json.loads(load_results(sample_path.read_bytes()).to_json())
         st.caption(f"Sample: `{sample_path.name}`, measured on the machine it names.")
+    prose(page.section("local"))
     uploaded = st.file_uploader(
         "Upload a results file from `python -m measure --json`", type=["json"], key="hw_upload"
     )
@@ -171,7 +172,6 @@ elif section == "results":
                 st.success("Loaded. Every simulator page now shows these points beside its predictions.")
             except ValueError as exc:
                 st.error(f"That file cannot be used: {exc}")
-    prose(page.section("local"))
     results = current_results()
     if results is None:
         st.info("No results yet: run workloads, upload a file, or choose the sample.")
@@ -209,6 +209,7 @@ elif section == "results":
         reduce_records = [r for r in records if r.get("kind") == "allreduce"]
         if reduce_records:
             st.plotly_chart(allreduce_figure(reduce_records), key="hw_allreduce")
+            st.dataframe(views.allreduce_rows(reduce_records), hide_index=True, width="stretch")
         for s in results.get("statuses", []):
             if not s.get("ok"):
                 st.caption(f"{s.get('workload')}: {s.get('message')}")

@@ -49,7 +49,7 @@ def bandwidth_figure(
             x=cache["size_bytes"],
             line={"dash": "dash", "color": "#999999"},
             annotation_text=f"L{cache['level']} {si(cache['size_bytes'], 'B')}",
-            annotation_position="top",
+            annotation_position="bottom right",
         )
     fig.update_xaxes(type="log", title_text="Working set (bytes, log scale)")
     fig.update_yaxes(type="log", title_text="Bandwidth (GB/s = 10⁹ B/s, log scale)")

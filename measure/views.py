@@ -74,3 +74,20 @@ def transformer_memory_rows(records: Sequence[Record]) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def allreduce_rows(records: Sequence[Record]) -> list[dict[str, str]]:
+    """Each all-reduce size: measured median, the ring model's prediction and their ratio."""
+    rows = []
+    for r in sorted((r for r in records if r.get("kind") == "allreduce"), key=lambda r: r["bytes"]):
+        predicted = r.get("predicted_s")
+        rows.append(
+            {
+                "Size per rank": f"{r['bytes'] / 1024:,.0f} KiB",
+                "Measured (median)": f"{r['median_s'] * 1e3:.3g} ms",
+                "Ring model": f"{predicted * 1e3:.3g} ms" if predicted else "—",
+                "Measured ÷ model": f"{r['median_s'] / predicted:.2f}" if predicted else "—",
+                "Bus bandwidth": f"{r.get('busbw_gb_per_s', 0):.3g} GB/s",
+            }
+        )
+    return rows

@@ -155,6 +155,7 @@ def test_every_preset_opens_and_sets_its_widgets():
 def test_a_bad_uploaded_config_is_explained():
     """Issue 3: an upload that is not a config shows what is wrong, never a traceback."""
     at = open_page(fit_model="custom")
-    at.file_uploader(key="fit_upload").upload("config.json", b"\x89PNG\r\n not json", "application/json").run()
+    uploader = at.file_uploader(key="fit_upload")
+    uploader.upload("config.json", b"\x89PNG\r\n not json", "application/json").run()
     assert not at.exception
     assert at.error and "cannot be read" in at.error[0].value

@@ -48,3 +48,35 @@ def test_moving_the_batch_slider_flips_decode_to_compute_bound(app_url, page):
         timeout=30_000
     )
     assert re.search(r"[?&]rf_batch=4096", page.evaluate("location.href"))
+
+
+def test_quantization_scale_choice_changes_the_error(app_url, page):
+    page.goto(f"{app_url}/quantization?q_fmt=int4&q_gran=tensor", wait_until="domcontentloaded")
+    before = metric_value(page, "SQNR")
+    page.get_by_role("radio", name="Per group", exact=True).click()
+    page.wait_for_function(
+        "prev => [...document.querySelectorAll('[data-testid=\"stMetricValue\"]')]"
+        ".some(e => e.innerText.endsWith('dB') && e.innerText !== prev)",
+        arg=before,
+        timeout=30_000,
+    )
+    after = metric_value(page, "SQNR")
+    assert float(after.split()[0]) > float(before.split()[0])  # per-group scales beat one scale
+
+
+def test_parallelism_rejects_a_layout_that_does_not_fill_the_cluster(app_url, page):
+    page.goto(
+        f"{app_url}/parallelism?par_nodes=1&par_gpn=8&par_tp=8&par_pp=2&par_dp=1",
+        wait_until="domcontentloaded",
+    )
+    page.get_by_text("must multiply to the GPU count").wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.goto(f"{app_url}/parallelism?preset=llama3-70b-64xh100", wait_until="domcontentloaded")
+    assert metric_value(page, "Pipeline bubble") == "15.8%"
+
+
+def test_sample_measurements_are_shown_beside_the_simulator(app_url, page):
+    page.goto(f"{app_url}/your-hardware?hw_section=results&hw_source=sample", wait_until="domcontentloaded")
+    page.get_by_text("torch's casts vs the simulator").wait_for(timeout=60_000)
+    page.get_by_text("All-reduce: measured vs the ring model").first.wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
