@@ -8,7 +8,14 @@ from charts.memory import memory_bars
 from content import load_page
 from simulators import fit
 from simulators.hardware import load_catalog
-from simulators.llm_memory import KV_FORMATS, LORA_MODULES, TRAINING_RECIPES, WEIGHT_FORMATS, ModelSpec
+from simulators.llm_memory import (
+    KV_FORMATS,
+    LORA_MODULES,
+    TRAINING_RECIPES,
+    VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
+    WEIGHT_FORMATS,
+    ModelSpec,
+)
 from simulators.presets import load_model_presets
 from ui.controls import (
     apply_preset_from_url,
@@ -84,6 +91,24 @@ with st.container(border=True):
         batch = i3.number_input("Batch (sequences)", 1, 4096, 1, key="fit_batch", bind="query-params")
         context = i4.select_slider(
             "Context (tokens per sequence)", fit.CONTEXT_STEPS, value=8192, key="fit_ctx", bind="query-params"
+        )
+        e1, e2 = st.columns([1, 2])
+        engine = e1.toggle(
+            "Serve with a vLLM-style engine",
+            False,
+            key="fit_engine",
+            bind="query-params",
+            help="The engine takes a fixed share of each GPU at start-up and fills the rest with KV blocks.",
+        )
+        utilization = e2.slider(
+            "gpu_memory_utilization (share of each GPU the engine takes)",
+            0.5,
+            0.98,
+            VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
+            0.01,
+            key="fit_util",
+            bind="query-params",
+            disabled=not engine,
         )
         mfu = st.slider(
             "Prefill MFU assumption",
@@ -181,14 +206,32 @@ m3.metric(
 if result.speed_label:
     m4.metric(result.speed_label, result.speed_value, help=result.speed_help)
 
+pool = fit.engine_pool(result, utilization) if task == "inference" and engine else None
 st.plotly_chart(
     memory_bars(
         [(f"{n_gpus} × {gpu.name}", result.memory)],
         capacity_bytes=gpu.memory_bytes,
         capacity_label=f"{gpu.name}: {gpu.memory_bytes / 1e9:,.0f} GB",
+        budget_bytes=pool.budget_bytes if pool else None,
+        budget_label=f"engine takes {utilization:.0%}" if pool else "",
     ),
     key="fit_chart",
 )
+if pool is not None:
+    p1, p2, p3 = st.columns(3)
+    p1.metric("Engine takes", f"{pool.budget_bytes / 1e9:,.1f} GB", help=format_bytes(pool.budget_bytes))
+    p2.metric(
+        "KV-cache pool", f"{pool.pool_bytes / 1e9:,.1f} GB", help=f"{pool.pool_tokens:,} tokens of KV cache"
+    )
+    p3.metric(
+        f"Sequences of {context:,} tokens at once",
+        f"{pool.pool_tokens // max(context, 1):,}",
+        "enough for this batch" if pool.fits else "not enough for this batch",
+        delta_color="normal" if pool.fits else "inverse",
+    )
+    st.caption(
+        "nvidia-smi shows the engine's whole share as used, whatever the batch: the pool is taken up front."
+    )
 if not result.fits:
     needed = result.gpus_needed
     st.warning(

@@ -28,6 +28,8 @@ def memory_bars(
     capacity_label: str = "",
     measured: Sequence[tuple[str, float]] = (),
     title: str = "",
+    budget_bytes: float | None = None,
+    budget_label: str = "",
 ) -> go.Figure:
     """Horizontal stacked bars, one per (label, MemoryBreakdown), in GB, with a capacity line.
 
@@ -71,6 +73,14 @@ def memory_bars(
             line={"color": "#D55E00", "width": 3, "dash": "dash"},
             annotation_text=capacity_label or f"{capacity_bytes / 1e9:,.0f} GB",
             annotation_position="top",
+            annotation_font_size=15,
+        )
+    if budget_bytes:
+        fig.add_vline(
+            x=budget_bytes / 1e9,
+            line={"color": "#0072B2", "width": 3, "dash": "dot"},
+            annotation_text=budget_label or f"engine budget {budget_bytes / 1e9:,.0f} GB",
+            annotation_position="bottom left",
             annotation_font_size=15,
         )
     fig.update_layout(

@@ -419,3 +419,49 @@ def predicted_step_memory(record: dict) -> MemoryBreakdown | None:
         act_bytes=act_bytes,
         logits_for_every_position=True,
     )
+
+
+@dataclass(frozen=True)
+class EnginePool:
+    """What a vLLM-style engine does with its share of one GPU's memory."""
+
+    utilization: float
+    budget_bytes: float  # utilization × capacity: what the engine takes at start-up
+    fixed_bytes: float  # weights + profiled activations + runtime overhead, per GPU
+    pool_bytes: float  # the rest becomes the KV cache pool (0 if nothing is left)
+    kv_bytes_per_token: float  # per GPU
+    needed_bytes: float  # the KV cache this batch × context needs, per GPU
+
+    @property
+    def pool_tokens(self) -> int:
+        return int(self.pool_bytes // self.kv_bytes_per_token) if self.kv_bytes_per_token else 0
+
+    @property
+    def fits(self) -> bool:
+        return self.pool_bytes > 0 and self.needed_bytes <= self.pool_bytes
+
+
+def engine_pool(result: FitResult, utilization: float) -> EnginePool:
+    """The KV pool a vLLM-style engine would carve from ``utilization`` of each GPU.
+
+    budget = utilization × capacity; pool = budget − (weights + activations + overhead), the
+    start-up sequence the engine follows (load weights, profile one forward pass, allocate
+    blocks from what is left). The KV cache for the chosen batch × context must fit the pool.
+    """
+    if not 0 < utilization <= 1:
+        raise ValueError(f"utilization must be in (0, 1], got {utilization!r}")
+    memory = result.memory
+    fixed = memory.total_bytes - memory.get("kv_cache")
+    budget = utilization * result.gpu.memory_bytes
+    context = result.decode.context_tokens if result.decode else 0
+    per_token = memory.get("kv_cache") / max(context * (result.decode.batch if result.decode else 1), 1)
+    if per_token == 0:
+        per_token = result.spec.kv_cache_bytes_per_token() / result.n_gpus
+    return EnginePool(
+        utilization=utilization,
+        budget_bytes=budget,
+        fixed_bytes=fixed,
+        pool_bytes=max(budget - fixed, 0.0),
+        kv_bytes_per_token=per_token,
+        needed_bytes=memory.get("kv_cache"),
+    )

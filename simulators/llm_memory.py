@@ -888,7 +888,10 @@ def kv_bytes_per_value(fmt: str) -> float:
 # fixed 1000 MiB ("CUDA kernels") after measuring 300-2000 MiB across GPUs and PyTorch versions
 # (github.com/furiousteabag/vram-calculator, app/_lib/index.ts; its blog post content/vram.md).
 DEFAULT_RUNTIME_OVERHEAD_BYTES = 1000 * 2**20
-# vLLM pre-allocates this fraction of GPU memory by default (EngineArgs gpu_memory_utilization=0.9).
+# vLLM pre-allocates this fraction of each GPU's memory and turns what its weights, a profiled
+# forward pass and non-torch memory leave into KV-cache blocks. Its long-standing default is 0.90
+# (Anyscale's Ray Data LLM docs, docs.anyscale.com/llm/batch-inference/resource-allocation/gpu-memory);
+# current vLLM's CacheConfig declares 0.92 (docs.vllm.ai/en/stable/api/vllm/config/cache/).
 VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 

@@ -159,3 +159,16 @@ def test_a_bad_uploaded_config_is_explained():
     uploader.upload("config.json", b"\x89PNG\r\n not json", "application/json").run()
     assert not at.exception
     assert at.error and "cannot be read" in at.error[0].value
+
+
+def test_engine_preallocation_turns_the_rest_into_a_kv_pool():
+    """vLLM-style: 90% of an 80 GB H100 is 72 GB; weights, activations and overhead come off first."""
+    spec = get_model_preset("llama-3-8b").spec
+    result = fit.inference(spec, get_accelerator("h100-sxm"), context=8192)
+    pool = fit.engine_pool(result, 0.9)
+    assert pool.budget_bytes == 0.9 * 80e9
+    assert pool.pool_bytes == pytest.approx(72e9 - (result.memory.total_bytes - result.memory.get("kv_cache")))
+    assert pool.pool_tokens == int(pool.pool_bytes // 131_072)
+    at = open_page(fit_engine="true", fit_util="0.9")
+    assert not at.exception
+    assert metrics(at)["Engine takes"] == "72.0 GB"
