@@ -8,7 +8,6 @@ import streamlit as st
 from charts import quantization as qc
 from content import load_page
 from simulators import quantization as q
-from simulators.llm_memory import WEIGHT_FORMATS, weight_bytes
 from simulators.presets import load_model_presets
 from ui.controls import apply_preset_from_url, choice, notice, preset_buttons, prose
 
@@ -152,11 +151,12 @@ with tab_size:
     presets = {p.id: p for p in load_model_presets()}
     model_id = choice("Model", {p.id: p.name for p in presets.values()}, key="q_model", default="llama-3-8b")
     spec = presets[model_id].spec
-    sizes = {WEIGHT_FORMATS[f].label: weight_bytes(spec, f) for f in WEIGHT_FORMATS}
+    breakdown = spec.param_breakdown()
+    sizes = q.model_sizes_by_scheme(breakdown.total, breakdown.linear_layers)
     st.plotly_chart(qc.model_size_figure(sizes, model_label=spec.name), key="q_sizes")
     st.caption(
         f"{spec.param_count():,} parameters. Quantized formats apply to the linear layers "
-        f"({spec.param_breakdown().linear_layers:,} parameters); "
+        f"({breakdown.linear_layers:,} parameters); "
         "embeddings and the output head stay in 16-bit."
     )
 

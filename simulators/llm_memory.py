@@ -836,8 +836,8 @@ class WeightFormat:
 
     def bits_per_weight(self, group_size: int | None = None) -> float:
         """Effective bits per weight including scales: bits + scale_bits / group_size."""
-        if not self.quantized:
-            return self.bits
+        if not self.quantized or (self.default_group_size == 0 and not group_size):
+            return self.bits  # unquantized, or one scale per tensor: its cost per weight is nil
         group = group_size or self.default_group_size
         if group <= 0:
             raise ValueError(f"{self.label}: group size must be positive, got {group}")
@@ -850,9 +850,9 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         WeightFormat("fp32", "FP32", 32, False),
         WeightFormat("bf16", "BF16", 16, False),
         WeightFormat("fp16", "FP16", 16, False),
-        WeightFormat(
-            "fp8", "FP8 (E4M3, per-tensor scale)", 8, False, note="one scale per tensor: negligible"
-        ),
+        # FP8 (W8A8, as vLLM serves it) quantizes the linear layers with one scale per tensor;
+        # embeddings and the LM head stay 16-bit like the other quantized formats.
+        WeightFormat("fp8", "FP8 (E4M3, per-tensor scale)", 8, True, note="one scale per tensor: negligible"),
         # Group-wise integer formats keep an fp16 scale per group (symmetric), as in
         # GPTQ/AWQ's group size 128; AWQ also stores a zero point (asymmetric): see quantization page.
         WeightFormat("int8", "INT8 (fp16 scale per group)", 8, True, 128, 16),

@@ -959,3 +959,21 @@ def overlay_grid(
         scale = tensor_scale(x, fmt)
         return format_grid(fmt, scale), f"{spec.name} grid at this tensor's scale ({scale:.3g})."
     return None, "Each block or channel has its own scale, so each has its own grid; none is drawn."
+
+
+def model_sizes_by_scheme(total_params: int, linear_params: int) -> dict[str, float]:
+    """Bytes of a model stored with each standard scheme (per-channel ones left out: their cost
+    depends on the layer shapes). Cast formats store every parameter at their width; scaled
+    formats quantize the linear layers and keep the rest (embeddings, norms) in bf16, as
+    weight-only quantizers do."""
+    sizes = {}
+    for scheme in STANDARD_SCHEMES:
+        if scheme.granularity == "channel":
+            continue
+        if scheme.fmt in _CAST_ONLY:
+            sizes[scheme.label] = total_params * _spec(scheme.fmt).bits / 8
+        else:
+            sizes[scheme.label] = (
+                linear_params * scheme.effective_bits() / 8 + (total_params - linear_params) * 2
+            )
+    return sizes
