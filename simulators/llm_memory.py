@@ -614,6 +614,18 @@ class ModelSpec:
             total -= len(self.moe_layers) * unused * per_expert
         return total
 
+    def embedding_table_params(self) -> int:
+        """Rows × width of the input lookup tables (token, and learned positions)."""
+        return (
+            self.vocab_size * (self.embed_dim or self.hidden_size) + self.learned_positions * self.hidden_size
+        )
+
+    def matmul_params(self, active: bool = True) -> int:
+        """Parameters a token multiplies by: all (active) weights except an untied input-embedding
+        table, which is a lookup (a tied table is multiplied by as the output head)."""
+        lookup = 0 if self.tie_word_embeddings else self.embedding_table_params()
+        return self.param_count(active=active) - lookup
+
     # -- KV cache ------------------------------------------------------------------------------
 
     def kv_elements_per_token(self) -> list[int]:
@@ -1419,14 +1431,26 @@ def expected_experts_touched(num_experts: int, experts_per_token: int, tokens: i
 def weight_bytes_read_per_step(
     spec: ModelSpec, batch: int, weight_fmt: str = "bf16", group_size: int | None = None
 ) -> float:
-    """Weight bytes one decode step reads: all dense weights, plus the experts the batch touches."""
-    total_weights = weight_bytes(spec, weight_fmt, group_size)
-    if not spec.is_moe:
-        return total_weights
+    """Weight bytes one decode step reads from memory.
+
+    Every dense weight is read once per step; a mixture of experts reads only the experts its
+    batch touches (``expected_experts_touched``). The input embedding is a table lookup: a step
+    reads one row per sequence, not the table, so an untied embedding table is left out (a tied
+    one is read in full by the output head). Linear layers are counted at the format's bits per
+    weight (scales included), everything else at 16 bits, as ``weight_bytes`` stores them.
+    """
+    f = weight_format(weight_fmt)
     p = spec.param_breakdown()
-    expert_bytes = total_weights * p.routed_experts / p.total  # same format share (approximate for quantized)
-    touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, batch) / spec.num_experts
-    return total_weights - expert_bytes * (1 - touched)
+    linear_bytes = f.bits_per_weight(group_size) / 8
+    other_bytes = linear_bytes if not f.quantized else 2.0
+    routed = p.routed_experts
+    if spec.is_moe:
+        routed *= expected_experts_touched(spec.num_experts, spec.experts_per_token, batch) / spec.num_experts
+    linear = (p.attention + p.mlp + routed) * linear_bytes
+    embeddings_read = p.embeddings - (0 if spec.tie_word_embeddings else spec.embedding_table_params())
+    embeddings_read += 0 if spec.tie_word_embeddings else batch * spec.hidden_size
+    other = (embeddings_read + p.lm_head + p.routers + p.norms) * other_bytes
+    return linear + other
 
 
 @dataclass(frozen=True)
@@ -1478,7 +1502,8 @@ def decode_step(
 
     time ≥ max(bytes read / bandwidth, FLOPs / peak), the roofline for one step ("How to Scale
     Your Model", inference chapter: step time = (B·KV + params) / bandwidth when memory-bound).
-    FLOPs = 2 × active parameters × batch + attention 4 × layers × q_heads·d × cached tokens ×
+    FLOPs = 2 × active matmul parameters × batch (the untied embedding lookup does no
+    multiplies) + attention 4 × layers × q_heads·d × cached tokens ×
     batch. ``n_gpus`` splits bytes and FLOPs evenly (ideal tensor parallelism, no communication).
     """
     _check_positive(batch=batch, bandwidth_bytes_per_s=bandwidth_bytes_per_s, n_gpus=n_gpus)
@@ -1491,7 +1516,7 @@ def decode_step(
         spec.qk_nope_head_dim + spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
     )
     attention_flops = 4 * spec.num_layers * q_width * cached * batch
-    flops = 2 * spec.param_count(active=True) * batch + attention_flops
+    flops = 2 * spec.matmul_params(active=True) * batch + attention_flops
     return DecodeEstimate(
         batch=batch,
         context_tokens=context_tokens,
@@ -1527,7 +1552,7 @@ def prefill_time_s(
         spec.qk_nope_head_dim + spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
     )
     attention = 2 * spec.num_layers * q_width * prompt_tokens * tokens  # 4·L·q·(T/2)·T
-    flops = 2 * spec.param_count(active=True) * tokens + attention
+    flops = 2 * spec.matmul_params(active=True) * tokens + attention
     return flops / (peak_flops * mfu * n_gpus)
 
 

@@ -734,8 +734,8 @@ def decode_step_op(
     size: about 1 FLOP/byte at batch 1 (SA §1.3). The KV bytes grow with the batch, so at long
     context the intensity levels off below ``decode_intensity_limit`` instead of growing with B.
 
-    Two simplifications shared with ``decode_step``: the embedding table is counted as read and
-    as 2 FLOPs per parameter (a real step looks up B rows), and activations are not counted.
+    As in ``decode_step``, an untied input-embedding table is a lookup (B rows read, no FLOPs),
+    and activations are not counted.
     ``dtype`` is the format the math runs in (weight-only int4 still multiplies in bf16).
     """
     _check_count(batch=batch)

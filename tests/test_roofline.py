@@ -285,9 +285,10 @@ def test_weights_only_crossover_rule_matches_the_scaling_book_v5e_numbers() -> N
 
 def test_llama3_8b_decode_never_crosses_the_h100_ridge_at_4096_context() -> None:
     """At 4096 tokens each sequence adds 4096 x 128 KiB of KV cache: intensity tends to
-    (2 P + 4 L H d S) / (4 L H_kv d S) = 33.9 FLOP/byte, below the 295 ridge, so no batch helps.
-    Llama 3 8B: P = 8.03e9, L = 32, H = 32, H_kv = 8, d = 128 (Meta's config)."""
-    p, layers, heads, kv_heads, d, s = 8_030_261_248, 32, 32, 8, 128, 4096
+    (2 P + 4 L H d S) / (4 L H_kv d S) = 32.0 FLOP/byte, below the 295 ridge, so no batch helps.
+    Llama 3 8B: P = 8.03e9 parameters less the 128,256 x 4,096 input-embedding lookup table,
+    L = 32, H = 32, H_kv = 8, d = 128 (Meta's config)."""
+    p, layers, heads, kv_heads, d, s = 8_030_261_248 - 128_256 * 4096, 32, 32, 8, 128, 4096
     expected_limit = (2 * p + 4 * layers * heads * d * s) / (2 * 2 * layers * kv_heads * d * s)
     assert decode_intensity_limit(LLAMA_3_8B, 4096) == pytest.approx(expected_limit)
     assert decode_crossover_batch(LLAMA_3_8B, H100, "bf16", context_tokens=4096) is None
