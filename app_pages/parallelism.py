@@ -14,7 +14,7 @@ from charts.parallelism import (
 from content import load_page
 from simulators import parallelism as par
 from simulators.fit import parts_table
-from simulators.hardware import load_catalog
+from simulators.hardware import load_catalog, load_interconnects
 from simulators.llm_memory import TRAINING_RECIPES
 from simulators.presets import load_model_presets
 from ui.controls import apply_preset_from_url, choice, format_bytes, notice, preset_buttons, prose
@@ -75,6 +75,14 @@ with st.container(border=True):
     schedule = choice(
         "Schedule", {"1f1b": "1F1B", "gpipe": "GPipe"}, key="par_schedule", default="1f1b", container=r3[3]
     )
+    links = {i.id: i.name for i in load_interconnects()}
+    intra_ids = {k: v for k, v in links.items() if k.startswith(("nvlink-", "pcie-")) and k != "nvlink-c2c"}
+    inter_ids = {k: v for k, v in links.items() if k.startswith(("ib-", "eth-"))}
+    l1, l2 = st.columns(2)
+    intra_link = choice("Link inside a node", intra_ids, key="par_intra", default="nvlink-4", container=l1)
+    inter_link = choice(
+        "Link between nodes (per GPU)", inter_ids, key="par_inter", default="ib-ndr-4x", container=l2
+    )
     r4 = st.columns(4)
     sequence_parallel = r4[0].toggle("Sequence parallelism", False, key="par_sp", bind="query-params")
     recipe = choice(
@@ -120,7 +128,9 @@ for note in par.layout_notes(spec, layout):
     st.info(note)
 
 memory = par.per_gpu_memory(spec, layout, recipe)
-terms = par.communication_per_step(spec, layout, recipe=recipe)
+terms = par.communication_per_step(
+    spec, layout, recipe=recipe, intra_node_link=intra_link, inter_node_link=inter_link
+)
 step = par.step_time(spec, layout, gpu, terms, mfu=mfu, dp_overlap=dp_overlap)
 
 m = st.columns(4)

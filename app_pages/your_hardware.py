@@ -181,6 +181,9 @@ elif section == "results":
         match = device.get("catalog_match")
         if match:
             st.caption(f"Catalog row: {match['name']} ({match['reason']})")
+            ratios = views.datasheet_rows(results)
+            if ratios:
+                st.dataframe(ratios, hide_index=True, width="stretch")
         records = results.get("results", [])
         bandwidth = [r for r in records if r.get("kind") == "bandwidth"]
         if bandwidth:

@@ -91,3 +91,24 @@ def allreduce_rows(records: Sequence[Record]) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def datasheet_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Best measured bandwidth and matmul throughput against the matched catalog row's datasheet."""
+    from measure.catalog import datasheet_ratios, load_catalog
+
+    match = (results.get("device") or {}).get("catalog_match") or {}
+    row = next(
+        (r for r in load_catalog() if r["id"] == match.get("id") or r["name"] == match.get("name")), None
+    )
+    if row is None:
+        return []
+    return [
+        {
+            "Quantity": r["quantity"],
+            "Measured (best)": f"{r['measured']:,.4g} {r['unit']}",
+            "Datasheet": f"{r['datasheet']:,.4g} {r['unit']}",
+            "Measured ÷ datasheet": f"{r['ratio']:.0%}",
+        }
+        for r in datasheet_ratios(results.get("results", []), row)
+    ]

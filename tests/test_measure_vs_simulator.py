@@ -31,3 +31,18 @@ def test_the_collective_benchmark_uses_the_parallelism_ring_formula():
     """nccl-tests doc/PERFORMANCE.md: all-reduce moves 2(n-1)/n x S per rank; 8 ranks, 1 GB at 100 GB/s."""
     assert ring_allreduce_time_s(1e9, 8, 100e9) == pytest.approx(ring_allreduce_bytes_per_gpu(1e9, 8) / 100e9)
     assert ring_allreduce_time_s(1e9, 8, 100e9) == pytest.approx(0.0175)
+
+
+def test_measured_results_are_compared_with_the_matched_datasheet_row():
+    """90% of H100 SXM's 3,350 GB/s and 80% of its dense 989.5 BF16 TFLOP/s, as the page prints them."""
+    from measure.views import datasheet_rows
+
+    doc = {
+        "device": {"catalog_match": {"id": "h100-sxm", "name": "H100 SXM (80GB)"}},
+        "results": [
+            {"kind": "bandwidth", "cache_hint": "device memory", "gb_per_s": 3015.0},
+            {"kind": "matmul", "dtype": "bfloat16", "tflops": 791.6},
+        ],
+    }
+    rows = {r["Quantity"]: r["Measured ÷ datasheet"] for r in datasheet_rows(doc)}
+    assert rows == {"memory bandwidth": "90%", "matmul bfloat16": "80%"}

@@ -60,3 +60,11 @@ def test_every_preset_opens():
         at = open_page(preset=preset["id"])
         assert not at.exception, preset["id"]
         assert not at.error, (preset["id"], [e.value for e in at.error])
+
+
+def test_tensor_parallel_over_pcie_instead_of_nvlink_costs_efficiency():
+    nvlink = open_page(preset="llama3-70b-64xh100")
+    pcie = open_page(preset="llama3-70b-64xh100", par_intra="pcie-gen4-x16")
+    assert not pcie.exception
+    efficiency = [int(metrics(at)["Scaling efficiency"].rstrip("%")) for at in (nvlink, pcie)]
+    assert efficiency[1] < efficiency[0]
