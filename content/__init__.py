@@ -18,7 +18,7 @@ import frontmatter
 from glossary.calc import render
 
 CONTENT_DIR = Path(__file__).resolve().parent
-TERM_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]\n]+))?\]\]")
+TERM_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]]+))?\]\]")
 _SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
 
 
@@ -66,6 +66,7 @@ def link_terms(text: str, href_for_id, title_for_id) -> str:
 
     def replace(match: re.Match[str]) -> str:
         term_id, label = match.group(1), match.group(2)
+        label = " ".join(label.split()) if label else label  # a label may wrap onto the next line
         title = title_for_id(term_id)
         if title is None:
             return label or term_id

@@ -108,3 +108,13 @@ def test_every_try_it_link_opens_a_real_page_and_preset():
             p["id"] for p in load_page(_Path(pages[term.simulator.page].path).stem).meta.get("presets", [])
         }
         assert term.simulator.preset in presets, (term.id, term.simulator.preset)
+
+
+def test_page_prose_leaves_no_unresolved_term_brackets():
+    """Every [[...]] in content/*.md becomes a link, including labels that wrap across lines."""
+    from content import CONTENT_DIR, link_terms
+
+    by_id = terms_by_id()
+    for path in sorted(CONTENT_DIR.glob("*.md")):
+        rendered = link_terms(path.read_text(encoding="utf-8"), lambda i: i, lambda i: by_id[i].title)
+        assert "[[" not in rendered, path.name
