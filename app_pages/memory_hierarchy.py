@@ -20,6 +20,19 @@ prose(page.body)
 preset_buttons(page, columns=5)
 
 families = {f.id: f for f in hierarchy.families()}
+
+
+# Figures depend only on family ids and slider values: cache them so one slider move redraws one chart.
+@st.cache_data(max_entries=32, show_spinner=False)
+def transfer_chart(family_id: str):
+    return transfer_time_figure(list(families[family_id].levels))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def littles_chart(family_ids: tuple[str, ...], load_bytes: int):
+    return littles_law_figure([families[i] for i in family_ids], bytes_per_thread=load_bytes)
+
+
 names = {f.id: f.name for f in families.values()}
 
 c1, c2 = st.columns(2)
@@ -49,7 +62,7 @@ with tab_ladder:
 with tab_transfer:
     levels = list(families[first].levels)
     if any(lv.has_latency and lv.bandwidth_per_device_bytes_per_s for lv in levels):
-        st.plotly_chart(transfer_time_figure(levels), key="mh_transfer")
+        st.plotly_chart(transfer_chart(first), key="mh_transfer")
     else:
         st.info(f"{families[first].name}: no level has both a published latency and a bandwidth.")
     prose(page.section("transfer"))
@@ -66,7 +79,7 @@ with tab_littles:
     )
     gpu_families = [f for f in shown if f.sm_count]
     if gpu_families:
-        st.plotly_chart(littles_law_figure(gpu_families, bytes_per_thread=load_bytes), key="mh_littles")
+        st.plotly_chart(littles_chart(tuple(f.id for f in gpu_families), load_bytes), key="mh_littles")
         st.dataframe(hierarchy.littles_law_table(gpu_families, load_bytes), hide_index=True, width="stretch")
     else:
         st.info("Little's law per SM needs a GPU: pick one above.")
