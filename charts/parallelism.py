@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from charts.memory import memory_bars
 from charts.palette import OKABE_ITO
 from charts.style import apply_style
 from simulators.llm_memory import MemoryBreakdown, ModelSpec
@@ -28,15 +29,6 @@ BACKWARD_COLOUR = OKABE_ITO[1]  # orange
 COMPUTE_COLOUR = OKABE_ITO[2]  # bluish green
 INTRA_NODE_COLOUR = OKABE_ITO[4]  # sky blue
 NETWORK_COLOUR = OKABE_ITO[5]  # vermillion
-# The same colour per memory part as charts/memory.py.
-PART_COLOURS: dict[str, str] = {
-    "weights": OKABE_ITO[0],
-    "gradients": OKABE_ITO[3],
-    "optimizer": OKABE_ITO[5],
-    "activations": OKABE_ITO[2],
-    "overhead": "#999999",
-}
-
 COLOUR_BY = ("pp", "tp", "dp", "zero", "role")
 _DISCRETE_LIMIT = len(OKABE_ITO)
 
@@ -255,46 +247,13 @@ def memory_breakdown_figure(
     Bars in GB (10⁹ bytes), hover in GB and GiB with each part's explanation; a dashed line at
     the accelerator's capacity. The first note of each breakdown names its stage.
     """
-    fig = go.Figure()
     labels = [(b.notes[0] if b.notes else f"GPU {i}").capitalize() for i, b in enumerate(breakdowns)]
-    seen: set[str] = set()
-    for label, breakdown in zip(labels, breakdowns, strict=True):
-        for part in breakdown.parts:
-            if part.bytes <= 0:
-                continue
-            fig.add_bar(
-                y=[label],
-                x=[part.bytes / 1e9],
-                orientation="h",
-                name=part.label,
-                legendgroup=part.key,
-                showlegend=part.key not in seen,
-                marker_color=PART_COLOURS.get(part.key, OKABE_ITO[6]),
-                customdata=[[part.bytes / 2**30, part.explanation]],
-                hovertemplate=(
-                    f"<b>{part.label}</b><br>%{{x:,.2f}} GB = %{{customdata[0]:,.2f}} GiB"
-                    "<br>%{customdata[1]}<extra></extra>"
-                ),
-            )
-            seen.add(part.key)
-    if capacity_bytes:
-        fig.add_vline(
-            x=capacity_bytes / 1e9,
-            line={"color": NETWORK_COLOUR, "width": 3, "dash": "dash"},
-            annotation_text=capacity_label or f"{capacity_bytes / 1e9:,.0f} GB",
-            annotation_position="top",
-        )
-    fig.update_layout(
-        barmode="stack",
+    return memory_bars(
+        list(zip(labels, breakdowns, strict=True)),
+        capacity_bytes,
+        capacity_label,
         title=title or "Memory per GPU, by pipeline stage",
-        xaxis_title="Memory per GPU (GB = 10⁹ bytes)",
-        yaxis={"categoryorder": "array", "categoryarray": list(reversed(labels))},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
-        height=max(300, 160 + 60 * len(breakdowns)),
     )
-    fig = apply_style(fig)
-    fig.update_layout(margin={"b": 110})
-    return fig
 
 
 def comm_vs_compute_figure(terms: Sequence[CommTerm], step: StepTime, title: str = "") -> go.Figure:

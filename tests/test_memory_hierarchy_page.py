@@ -1,21 +1,13 @@
 """The memory-hierarchy page in Streamlit's harness: opens, follows the URL, compares two families."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from simulators import hierarchy
+from tests import pages
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/memory_hierarchy.py"
 
 
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(PAGE)
-    return at.run()
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
 
 
 def test_page_opens_and_shows_every_tab():

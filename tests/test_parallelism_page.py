@@ -1,26 +1,15 @@
 """The parallelism page in Streamlit's harness: the issue's layout, bad layouts, every tab."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from simulators import parallelism as par
 from simulators.presets import get_model_preset
+from tests import pages
+from tests.pages import metrics
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/parallelism.py"
 
 
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(PAGE)
-    return at.run()
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.get("metric")}
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
 
 
 def test_llama_3_70b_on_64_h100_matches_the_model():

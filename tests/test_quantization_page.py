@@ -1,25 +1,14 @@
 """The quantization page in Streamlit's harness: one format, all formats, outliers, matmul, sizes."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from simulators import quantization as q
+from tests import pages
+from tests.pages import metrics
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/quantization.py"
 
 
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(PAGE)
-    return at.run()
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.get("metric")}
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
 
 
 def test_default_int8_per_tensor_on_a_gaussian():

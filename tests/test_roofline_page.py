@@ -1,27 +1,16 @@
 """The roofline page in Streamlit's harness: URL state, presets, the decode batch crossing the ridge."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from simulators import roofline
 from simulators.hardware import get_accelerator
 from simulators.presets import get_model_preset
+from tests import pages
+from tests.pages import metrics
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/roofline.py"
 
 
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(PAGE)
-    return at.run()
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.get("metric")}
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
 
 
 def test_default_view_shows_llama_3_8b_decode_crossover_on_h100():

@@ -1,19 +1,21 @@
 """The "Will it fit?" calculator: its model (simulators/fit.py) and its page in Streamlit's harness."""
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from simulators import fit
 from simulators.hardware import get_accelerator, load_catalog
 from simulators.llm_memory import inference_memory, kv_cache_bytes, weight_bytes
 from simulators.presets import get_model_preset
+from tests import pages
+from tests.pages import metrics
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/will_it_fit.py"
+
+
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
 
 
 def test_llama_3_70b_fits_on_two_h100_in_fp8_at_8k():
@@ -78,18 +80,6 @@ def test_training_full_fine_tune_with_zero_3_splits_model_states():
 
 
 # --- the page ---
-
-
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()  # registers the pages, so switch_page can find this one by its url_path
-    at.switch_page(PAGE)
-    return at.run()
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.get("metric")}
 
 
 def test_page_opens_with_llama_3_8b_on_h100_by_default():

@@ -3,20 +3,17 @@
 import json
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
+from tests import pages
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/your_hardware.py"
+
+
+def open_page(**query: str):
+    return pages.open_page(PAGE, **query)
+
+
 SAMPLE = next((ROOT / "measure" / "samples").glob("*.json"))
-
-
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(PAGE)
-    return at.run()
 
 
 def test_opens_on_detect_without_probing():

@@ -7,7 +7,7 @@ are prose store a short id instead (``?gpu=h100-sxm``) through ``choice``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -143,16 +143,3 @@ def preset_buttons(page: ContentPage, columns: int = 4) -> None:
 def format_bytes(n: float) -> str:
     """Decimal and binary together, e.g. '16.1 GB (15.0 GiB)': the two units people confuse."""
     return f"{n / 1e9:,.1f} GB ({n / 2**30:,.1f} GiB)"
-
-
-def safe(render: Callable[[], None], what: str) -> None:
-    """Run a page section; a bug shows a short message instead of a traceback."""
-    try:
-        render()
-    except ValueError as exc:
-        st.error(f"{what}: {exc}")
-
-
-def options_from(items: Sequence[Any], id_attr: str = "id", label_attr: str = "name") -> dict[str, str]:
-    """id -> label mapping for ``choice`` from a list of records."""
-    return {getattr(x, id_attr): getattr(x, label_attr) for x in items}
