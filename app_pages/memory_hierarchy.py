@@ -50,6 +50,15 @@ with tab_ladder:
     if measured:
         st.caption("◆ Measured points come from the results loaded on the Your hardware page.")
     prose(page.section("ladder"))
+    with st.expander("The numbers behind the ladder, with their sources"):
+        for fam in shown:
+            st.markdown(f"**{fam.name}**")
+            st.dataframe(
+                hierarchy.levels_table(fam),
+                hide_index=True,
+                width="stretch",
+                column_config={"Source": st.column_config.LinkColumn("Source")},
+            )
     st.subheader("On a human scale", divider="gray")
     for fam in shown:
         if not any(lv.has_latency for lv in fam.levels):

@@ -20,7 +20,7 @@ from measure.env import HOSTED_NOTICE, is_hosted
 from measure.results import load_results
 from measure.suite import WORKLOADS
 from simulators.hardware import load_catalog
-from ui.controls import apply_preset_from_url, choice, multi_choice, notice, preset_buttons, prose
+from ui.controls import apply_preset_from_url, choice, multi_choice, notice, plain, preset_buttons, prose
 from ui.measured import RESULTS_KEY, current_results, measured_roofline_points, transformer_memory_rows
 
 SAMPLES = Path(__file__).resolve().parent.parent / "measure" / "samples"
@@ -177,10 +177,12 @@ elif section == "results":
         st.info("No results yet: run workloads, upload a file, or choose the sample.")
     else:
         device = results.get("device", {})
-        st.subheader(f"{device.get('name', 'Device')} ({device.get('type', '?')})", divider="gray")
+        st.subheader(
+            f"{plain(device.get('name', 'Device'))} ({plain(device.get('type', '?'))})", divider="gray"
+        )
         match = device.get("catalog_match")
         if match:
-            st.caption(f"Catalog row: {match['name']} ({match['reason']})")
+            st.caption(f"Catalog row: {plain(match.get('name'))} ({plain(match.get('reason'))})")
             ratios = views.datasheet_rows(results)
             if ratios:
                 st.dataframe(ratios, hide_index=True, width="stretch")
@@ -215,7 +217,7 @@ elif section == "results":
             st.dataframe(views.allreduce_rows(reduce_records), hide_index=True, width="stretch")
         for s in results.get("statuses", []):
             if not s.get("ok"):
-                st.caption(f"{s.get('workload')}: {s.get('message')}")
+                st.caption(f"{plain(s.get('workload'))}: {plain(s.get('message'), 400)}")
 
 else:
     prose(page.section("method"))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from simulators.units import si
+from simulators.units import binary_bytes, si
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "memory_hierarchy.csv"
 
@@ -932,4 +932,27 @@ def littles_law_table(fams: Sequence[HardwareFamily], bytes_per_thread: float = 
                         "SM limit": str(fam.max_warps_per_sm or "—"),
                     }
                 )
+    return rows
+
+
+def levels_table(fam: HardwareFamily) -> list[dict[str, str]]:
+    """Every level of a family as published: capacity, latency range, bandwidth, and the source."""
+    rows = []
+    for lv in sorted(fam.levels, key=lambda lv: lv.order):
+        latency = "—"
+        if lv.has_latency:
+            low, high = lv.latency_s("min"), lv.latency_s("max")
+            latency = si(low, "s") if low == high else f"{si(low, 's')} – {si(high, 's')}"
+        bandwidth = lv.bandwidth_per_device_bytes_per_s
+        rows.append(
+            {
+                "Level": lv.name,
+                "Capacity": f"{si(lv.capacity_bytes, 'B')} {lv.capacity_scope}".strip()
+                if lv.capacity_bytes
+                else "—",
+                "Latency": latency,
+                "Bandwidth": f"{si(bandwidth, 'B/s')} ({lv.bandwidth_kind})" if bandwidth else "—",
+                "Source": lv.sources[0] if lv.sources else "",
+            }
+        )
     return rows

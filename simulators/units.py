@@ -24,3 +24,11 @@ def si(value: float, unit: str) -> str:
         if abs(value) >= size * 0.9995:
             return f"{value / size:.3g} {prefix}{unit}"
     return f"{value:.3g} {unit}"
+
+
+def binary_bytes(value: float) -> str:
+    """Bytes with a binary prefix, as caches and register files are sized: 262,144 -> "256 KiB"."""
+    for size, prefix in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(value) >= size:
+            return f"{value / size:.3g} {prefix}"
+    return f"{value:.3g} B"

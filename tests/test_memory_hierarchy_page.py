@@ -44,3 +44,11 @@ def test_a_family_without_a_host_link_or_sm_count_does_not_crash():
     shown = " ".join(i.value for i in at.info)
     assert "no published latency measurements" in shown  # Apple publishes no GPU cache latencies
     assert "no device-memory level" in shown  # a CPU has nothing to offload from
+
+
+def test_every_number_on_the_ladder_is_listed_with_its_source():
+    at = open_page(mh_a="h100-sxm", mh_b="none")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "Source" in df.value.columns)
+    assert len(table) == len(hierarchy.family("h100-sxm").levels)
+    assert table["Source"].str.startswith("http").all()

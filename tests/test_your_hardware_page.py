@@ -89,3 +89,15 @@ def test_measured_points_reach_the_other_simulator_pages():
     at.switch_page("app_pages/memory_hierarchy.py").run()
     assert not at.exception
     assert any("Measured points" in c.value for c in at.caption)
+
+
+def test_names_in_an_uploaded_file_cannot_inject_markdown_or_html():
+    import json as _json
+
+    doc = _json.loads(SAMPLE.read_text())
+    doc["device"]["name"] = "![x](http://example.invalid/a.png) <img src=x onerror=alert(1)>"
+    at = open_page(hw_section="results")
+    at.file_uploader(key="hw_upload").upload("evil.json", _json.dumps(doc).encode(), "application/json").run()
+    assert not at.exception
+    heading = next(h.value for h in at.subheader if "img" in h.value)
+    assert "\\!\\[x\\]" in heading and "\\<img" in heading

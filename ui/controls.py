@@ -143,3 +143,12 @@ def preset_buttons(page: ContentPage, columns: int = 4) -> None:
 def format_bytes(n: float) -> str:
     """Decimal and binary together, e.g. '16.1 GB (15.0 GiB)': the two units people confuse."""
     return f"{n / 1e9:,.1f} GB ({n / 2**30:,.1f} GiB)"
+
+
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$"})
+
+
+def plain(text: object, limit: int = 200) -> str:
+    """Text from a file or a form, made safe to show inside Markdown: special characters are
+    escaped (no links, images or HTML can be injected) and the length is capped."""
+    return str(text)[:limit].translate(_MARKDOWN_SPECIAL)
