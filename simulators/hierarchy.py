@@ -947,9 +947,11 @@ def levels_table(fam: HardwareFamily) -> list[dict[str, str]]:
         rows.append(
             {
                 "Level": lv.name,
-                "Capacity": f"{si(lv.capacity_bytes, 'B')} {lv.capacity_scope}".strip()
-                if lv.capacity_bytes
-                else "—",
+                "Capacity": (
+                    f"{binary_bytes(lv.capacity_bytes)} = {si(lv.capacity_bytes, 'B')} {lv.capacity_scope}".strip()
+                    if lv.capacity_bytes
+                    else "—"
+                ),
                 "Latency": latency,
                 "Bandwidth": f"{si(bandwidth, 'B/s')} ({lv.bandwidth_kind})" if bandwidth else "—",
                 "Source": lv.sources[0] if lv.sources else "",
