@@ -944,13 +944,12 @@ def levels_table(fam: HardwareFamily) -> list[dict[str, str]]:
             low, high = lv.latency_s("min"), lv.latency_s("max")
             latency = si(low, "s") if low == high else f"{si(low, 's')} – {si(high, 's')}"
         bandwidth = lv.bandwidth_per_device_bytes_per_s
+        size = lv.capacity_bytes
         rows.append(
             {
                 "Level": lv.name,
                 "Capacity": (
-                    f"{binary_bytes(lv.capacity_bytes)} = {si(lv.capacity_bytes, 'B')} {lv.capacity_scope}".strip()
-                    if lv.capacity_bytes
-                    else "—"
+                    f"{binary_bytes(size)} = {si(size, 'B')} {lv.capacity_scope}".strip() if size else "—"
                 ),
                 "Latency": latency,
                 "Bandwidth": f"{si(bandwidth, 'B/s')} ({lv.bandwidth_kind})" if bandwidth else "—",
