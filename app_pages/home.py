@@ -6,9 +6,12 @@ import streamlit as st
 
 from content import load_page
 from glossary import load_terms, terms_by_id
+from ui.controls import first_preset
 from ui.nav import GLOSSARY, PAGES
 
 page = load_page("home")
+
+
 by_id = terms_by_id()
 
 st.title(page.meta["title"])
@@ -25,11 +28,20 @@ for step, term in enumerate(path, start=1):
         st.caption(term.summary)
 
 st.header("Pages", divider="gray")
-for info in PAGES:
-    if info.default:
-        continue
-    st.page_link(info.path, label=info.title, icon=info.icon)
-    st.caption(info.blurb)
+cards = [info for info in PAGES if not info.default]
+columns = st.columns(3)
+for i, info in enumerate(cards):
+    with columns[i % 3], st.container(border=True):
+        st.page_link(info.path, label=info.title, icon=info.icon)
+        st.caption(info.blurb)
+        example = first_preset(info)
+        if example is not None:
+            st.page_link(
+                info.path,
+                label=f"Try: {example['label']}",
+                icon=":material/play_arrow:",
+                query_params={"preset": example["id"]},
+            )
 
 terms = load_terms()
 categories = sorted({t.category for t in terms})

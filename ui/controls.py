@@ -8,13 +8,14 @@ are prose store a short id instead (``?gpu=h100-sxm``) through ``choice``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from content import ContentPage, link_terms
+from content import CONTENT_DIR, ContentPage, link_terms, load_page
 from glossary import terms_by_id
-from ui.nav import term_href
+from ui.nav import PageInfo, term_href
 from ui.url_state import seed_from_url, write_to_url
 
 PRESET_PARAM = "preset"
@@ -120,6 +121,14 @@ def apply_preset_from_url(page: ContentPage, session_flag: str) -> str | None:
             return preset["label"]
     st.warning(f"This page has no preset called “{wanted[:60]}”; showing the defaults.")
     return None
+
+
+def first_preset(info: PageInfo) -> dict | None:
+    """The first prepared view a page defines in its content file (for links to it), if any."""
+    name = Path(info.path).stem
+    if not (CONTENT_DIR / f"{name}.md").exists():
+        return None
+    return (presets(load_page(name)) or [None])[0]
 
 
 def preset_buttons(page: ContentPage, columns: int = 4) -> None:
