@@ -118,3 +118,14 @@ def test_page_prose_leaves_no_unresolved_term_brackets():
     for path in sorted(CONTENT_DIR.glob("*.md")):
         rendered = link_terms(path.read_text(encoding="utf-8"), lambda i: i, lambda i: by_id[i].title)
         assert "[[" not in rendered, path.name
+
+
+def test_every_source_url_records_how_it_was_checked():
+    """glossary/sources-checked.tsv has a line per source URL saying how someone looked at it."""
+    checked = {}
+    for line in (TERMS_DIR.parent / "sources-checked.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        url, _, how = line.partition("\t")
+        checked[url] = how.strip()
+    for term in load_terms():
+        for url in term.sources:
+            assert checked.get(url), f"{term.id}: {url} has no line in glossary/sources-checked.tsv"
