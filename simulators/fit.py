@@ -25,8 +25,6 @@ from simulators.llm_memory import (
     training_memory,
 )
 
-__all__ = ["DEFAULT_PREFILL_MFU"]
-
 CONTEXT_STEPS = [2**k for k in range(9, 21)]  # 512 ... 1,048,576 tokens
 MAX_GPUS = 1024
 # Compute precision that a weight format runs its matmuls in. Weight-only formats (int8/int4/nf4
@@ -227,16 +225,16 @@ def training(
         return format_rate(seq * micro_batch * n / t), format_seconds(t)
 
     t = step_time(gpu, n_gpus)
-    if t is None:
-        return FitResult(
-            spec=spec,
-            gpu=gpu,
-            n_gpus=n_gpus,
-            memory=memory_for(n_gpus),
-            memory_for=memory_for,
-            speed_for=speed_cells,
-            speed_help=f"The catalog has no sourced peak FLOP/s for {gpu.name}.",
-        )
+    speed: dict[str, str] = {"speed_help": f"The catalog has no sourced peak FLOP/s for {gpu.name}."}
+    if t is not None:
+        speed = {
+            "speed_label": "Training throughput bound",
+            "speed_value": f"{format_rate(seq * micro_batch * n_gpus / t)} tok/s",
+            "speed_help": (
+                f"6 × {spec.param_count(active=True):,} active parameters × tokens ÷ (peak × MFU {mfu:.0%}); "
+                "full fine-tuning FLOPs (LoRA still runs the frozen model's forward and backward)."
+            ),
+        }
     return FitResult(
         spec=spec,
         gpu=gpu,
@@ -244,12 +242,7 @@ def training(
         memory=memory_for(n_gpus),
         memory_for=memory_for,
         speed_for=speed_cells,
-        speed_label="Training throughput bound",
-        speed_value=f"{format_rate(seq * micro_batch * n_gpus / t)} tok/s",
-        speed_help=(
-            f"6 × {spec.param_count(active=True):,} active parameters × tokens ÷ (peak × MFU {mfu:.0%}); "
-            "full fine-tuning FLOPs (LoRA still runs the frozen model's forward and backward)."
-        ),
+        **speed,
     )
 
 
