@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from charts.palette import OKABE_ITO
+from charts.style import BASE_FONT_PX, apply_style
 from simulators.hierarchy import (
     LEVELS,
     ON_DEVICE_LEVELS,
@@ -28,7 +29,7 @@ from simulators.hierarchy import (
 )
 from simulators.units import si
 
-FONT_SIZE = 16
+FONT_SIZE = BASE_FONT_PX
 TITLE_SIZE = 20
 MEASURED_COLOR = "#000000"
 _GB = 1e9
@@ -53,16 +54,14 @@ def _decade_ticks(values: Sequence[float], unit: str) -> dict:
 
 
 def _layout(fig: go.Figure, title: str, height: int = 560) -> go.Figure:
+    """The shared chart style, plus a larger title, the legend under the plot and the height."""
+    apply_style(fig)
     fig.update_layout(
         title={"text": title, "font": {"size": TITLE_SIZE}},
-        font={"size": FONT_SIZE},
-        legend={"font": {"size": FONT_SIZE}, "orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
         height=height,
         margin={"l": 90, "r": 30, "t": 90, "b": 40},
-        hoverlabel={"font": {"size": FONT_SIZE}},
     )
-    fig.update_xaxes(title_font={"size": FONT_SIZE + 2}, tickfont={"size": FONT_SIZE})
-    fig.update_yaxes(title_font={"size": FONT_SIZE + 2}, tickfont={"size": FONT_SIZE})
     return fig
 
 

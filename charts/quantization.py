@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from charts.palette import OKABE_ITO
+from charts.style import BASE_FONT_PX, apply_style
 from simulators.quantization import (
     FORMATS,
     ErrorStats,
@@ -23,7 +24,7 @@ from simulators.quantization import (
     uniform_sqnr_theory_db,
 )
 
-FONT_SIZE_PX = 16
+FONT_SIZE_PX = BASE_FONT_PX
 BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, YELLOW, BLACK = OKABE_ITO
 
 #: Colour and legend name of each format family on the SQNR-vs-bits chart.
@@ -35,15 +36,14 @@ FAMILY_STYLE: dict[str, tuple[str, str, str]] = {
 
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    """The shared chart style, plus this page's title, axis titles and legend placement."""
+    apply_style(fig)
     fig.update_layout(
         title={"text": title},
         template="plotly_white",
-        font={"size": FONT_SIZE_PX},
-        colorway=list(OKABE_ITO),
         margin={"l": 80, "r": 30, "t": 60, "b": 80},
         # Legend under the plot: above it, it collides with the title once it wraps to two rows.
         legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
-        hoverlabel={"font_size": FONT_SIZE_PX},
     )
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title)

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from glossary import load_terms
+from tests import pages
 from ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,17 +18,7 @@ TIMEOUT = 30
 
 
 def open_page(page_path: str | None = None, **query: str) -> AppTest:
-    """Run the app, then (like a click in the sidebar) switch to ``page_path`` with ``query``.
-
-    AppTest needs one run before switching: until st.navigation has registered the pages it
-    identifies them by file name, which differs from their url_path.
-    """
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(query)  # as in the address bar when the page is first opened
-    at.run()
-    if page_path is not None:
-        at.switch_page(page_path)
-    return at.run()
+    return pages.open_page(page_path, timeout=TIMEOUT, **query)
 
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
