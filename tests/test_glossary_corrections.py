@@ -1,0 +1,119 @@
+"""Glossary corrections from issue 12 item 7, checked against the rendered terms.
+
+Each test names the source of the corrected fact; the terms' own `sources` lists and
+glossary/sources-checked.tsv say how each source was looked at.
+"""
+
+import pytest
+
+from glossary import search
+from glossary.loader import terms_by_id
+
+
+def body(term_id: str) -> str:
+    """The rendered body with line breaks folded, so phrases can wrap anywhere."""
+    return " ".join(terms_by_id()[term_id].body.split())
+
+
+@pytest.mark.parametrize(
+    ("name", "term_id"),
+    [
+        ("SM architecture", "compute-capability"),
+        ("CUDA device architecture", "cuda"),
+        ("CUDA software platform", "cuda"),
+    ],
+)
+def test_modal_glossary_page_names_find_our_term(name, term_id):
+    """Modal's GPU glossary has pages with these titles (modal-labs/gpu-glossary, read_file)."""
+    assert search(name, limit=1)[0].id == term_id
+
+
+def test_tensor_core_uses_the_real_sass_mnemonic():
+    """Disassembly prints `HMMA.16816.F32` (florianmattana/sass-king PR 28), not HMMA16...."""
+    assert "`HMMA.16816.F32`" in body("tensor-core")
+
+
+def test_a100_tensor_rate_per_sm_is_a_whole_number():
+    """A100: 4 Tensor Cores per SM x 256 FP16 FMA per clock (A100 whitepaper, quoted on NVIDIA's
+    developer forum thread 259131) = 1,024 FMAs = 2,048 FLOPs per clock per SM."""
+    text = body("arithmetic-bandwidth")
+    assert "1,024 fused multiply-adds, 2,048 FLOPs, per clock" in text
+    assert "2,048 FLOP per clock" in body("clock-speed")
+
+
+def test_vram_and_h100_quote_the_same_measured_h100_totals():
+    """Measured by this project on an H100 80GB HBM3: torch total_memory 85,017,493,504 B,
+    NVML 81,559 MiB; Modal's nvidia-smi table (modal-client PR 2797) also lists 81,559 MiB."""
+    for term_id in ("vram", "h100"):
+        text = body(term_id)
+        assert "85,017,493,504 bytes" in text, term_id
+        assert "81,559 MiB" in text, term_id
+        assert "79.2 GiB" in text, term_id
+        assert "81,090" not in text, term_id
+
+
+def test_a100_81920_mib_is_attributed_to_nvidia_smi_not_pytorch():
+    """Modal's table of nvidia-smi totals lists A100 80GB as 81920MiB; CUDA's totalGlobalMem
+    is lower (mixbench issue 47: 81,049 MiB on an A100 80GB PCIe)."""
+    for term_id in ("vram", "a100", "spec-sheet-reading"):
+        assert "PyTorch reports 81,920" not in body(term_id), term_id
+    assert "81,049 MiB" in body("vram")
+
+
+def test_chunked_prefill_opens_with_the_definition_and_computes_intensity():
+    """Intensity of a d x d layer on c tokens, 2-byte weights: c*d/(d + 2c); d = 4,096 is
+    Llama-3.1-8B's hidden size (its config.json)."""
+    text = body("chunked-prefill")
+    assert text.startswith("**Chunked prefill** splits")
+    assert "| 2,048 | 1,024 |" in text
+    assert "| 128 | 120 |" in text
+
+
+def test_nccl_and_all_reduce_agree_on_nvls():
+    """NCCL maintainer, nccl-tests issue 212: ring busbw about 370 GB/s on 8 H100; NVLS (NVLink
+    SHARP) all-reduce busbw peaks near 480 GB/s, above the 450 GB/s link rate."""
+    for term_id in ("nccl", "all-reduce"):
+        text = body(term_id)
+        assert "NVLS" in text, term_id
+        assert "480 GB/s" in text, term_id
+        assert "370 GB/s" in text, term_id
+
+
+def test_summaries_state_the_limits_of_their_numbers():
+    """GeForce desktop cards start at 8 GB (RTX 4060); NVLink's 900 GB/s is the H100 SXM figure."""
+    terms = terms_by_id()
+    assert "8 to 32 GB" in terms["consumer-gpus"].summary
+    assert "H100 SXM gets 900 GB/s" in terms["nvlink"].summary
+    assert "600 GB/s bridge" in terms["nvlink"].summary
+
+
+def test_runtime_api_can_load_libraries():
+    """CUDA Runtime API 'Library Management' lists cudaLibraryLoadData and cudaLibraryGetKernel."""
+    assert "`cudaLibraryLoadData`" in body("cuda-runtime-api")
+
+
+def test_apple_silicon_tflops_history():
+    """Apple quoted 2.6 TFLOPS for the M1 GPU (MacRumors, 2020-11-10)."""
+    text = body("apple-silicon")
+    assert "2.6 TFLOP/s" in text
+    assert "no longer publishes" in text
+
+
+@pytest.mark.parametrize("term_id", ["h100", "unified-memory", "apple-silicon", "mlx", "gpu-core"])
+def test_mirrors_replaced(term_id):
+    """Mirrors and secondary copies the issue named are gone from these terms' sources."""
+    mirrors = ("authorea.com", "besthub.dev", "mintlify.com", "engadget.com", "neowin.net")
+    assert not [u for u in terms_by_id()[term_id].sources if any(m in u for m in mirrors)]
+
+
+def test_unified_memory_cites_a_page_that_states_546_gbps():
+    """MacRumors' M4 Max report: 'up to 128GB of unified memory with up to 546GB/s'."""
+    term = terms_by_id()["unified-memory"]
+    assert "https://www.macrumors.com/2024/10/30/apple-announces-m4-max-chip/" in term.sources
+    assert "546 GB/s" in term.body
+
+
+def test_fp8_range_and_flash_attention_intensity_are_qualified():
+    """E4M3 spans 2^-9 .. 448 (FP8 paper): log10(448 / 2^-9) = 5.4 decades."""
+    assert "5.4 powers of ten" in body("fp8")
+    assert "upper bounds" in body("flash-attention")
