@@ -7,23 +7,25 @@ cells are formatted strings with their units.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from simulators.hardware import Accelerator
 from simulators.llm_memory import (
-    DEFAULT_PREFILL_MFU,
+    ATTENTION_KINDS,
     WEIGHT_FORMATS,
-    DecodeEstimate,
     MemoryBreakdown,
     ModelSpec,
-    decode_step,
+    attention_kind,
     inference_memory,
     max_context_that_fits,
-    prefill_time_s,
+    resolve_attention,
     training_memory,
 )
+from simulators.llm_speed import DEFAULT_PREFILL_MFU, DecodeEstimate, decode_step, prefill_time_s
 
 CONTEXT_STEPS = [2**k for k in range(9, 21)]  # 512 ... 1,048,576 tokens
 MAX_GPUS = 1024
@@ -72,6 +74,12 @@ class FitResult:
     speed_value: str = ""
     speed_help: str = ""
     weight_fmt: str = "bf16"  # decides which peak FLOP/s applies
+    attention: str = "flash"  # "flash" (fused kernel) or "eager" (score matrix in memory)
+
+    @property
+    def attention_label(self) -> str:
+        """Which attention kernel the memory assumes, in words (``ATTENTION_KINDS``)."""
+        return ATTENTION_KINDS[self.attention]
 
     @property
     def fits(self) -> bool:
@@ -129,12 +137,27 @@ def inference(
     context: int = 8192,
     n_gpus: int = 1,
     mfu: float = DEFAULT_PREFILL_MFU,
+    attention: str = "flash",
+    prefill_chunk_tokens: int | None = None,
 ) -> FitResult:
-    """Serving ``batch`` sequences of ``context`` tokens with ``n_gpus`` (tensor parallel)."""
+    """Serving ``batch`` sequences of ``context`` tokens with ``n_gpus`` (tensor parallel).
+
+    ``attention``: "flash" (fused kernel) or "eager" (the score matrix of the prefill chunk in
+    memory), passed to ``inference_memory`` with ``prefill_chunk_tokens`` (default there: the
+    prompt, capped at 8,192 tokens as chunked prefill does).
+    """
+    attention = attention_kind(attention)
 
     def memory_for(n: int) -> MemoryBreakdown:
         return inference_memory(
-            spec, weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=batch, context_tokens=context, n_gpus=n
+            spec,
+            weight_fmt=weight_fmt,
+            kv_fmt=kv_fmt,
+            batch=batch,
+            context_tokens=context,
+            prefill_chunk_tokens=prefill_chunk_tokens,
+            n_gpus=n,
+            attention=attention,
         )
 
     def speed_for(accelerator: Accelerator, n: int) -> tuple[DecodeEstimate, float | None]:
@@ -167,6 +190,7 @@ def inference(
         decode=step,
         prefill_s=prefill,
         weight_fmt=weight_fmt,
+        attention=attention,
         speed_label="Decode bound, per sequence",
         speed_value=f"{format_rate(step.tokens_per_s_per_sequence)} tok/s",
         speed_help=(
@@ -189,12 +213,18 @@ def training(
     n_gpus: int = 1,
     zero_stage: int = 0,
     recompute: str = "none",
-    flash_attention: bool = True,
+    flash_attention: bool | None = None,
     lora_rank: int = 16,
     lora_modules: Sequence[str] = (),
     mfu: float = 0.4,
+    attention: str | None = None,
 ) -> FitResult:
-    """One training step with data parallelism over ``n_gpus`` and the chosen ZeRO stage."""
+    """One training step with data parallelism over ``n_gpus`` and the chosen ZeRO stage.
+
+    ``attention`` ("flash" or "eager") or the older ``flash_attention`` switch, as in
+    ``training_memory``; the result records which one was assumed.
+    """
+    attention = resolve_attention(attention, flash_attention)
     kwargs = {
         "method": task,
         "recipe": recipe,
@@ -202,7 +232,7 @@ def training(
         "micro_batch": micro_batch,
         "zero_stage": zero_stage,
         "recompute": recompute,
-        "flash_attention": flash_attention,
+        "attention": attention,
         "lora_rank": lora_rank,
     }
     if lora_modules:
@@ -242,6 +272,7 @@ def training(
         memory=memory_for(n_gpus),
         memory_for=memory_for,
         speed_for=speed_cells,
+        attention=attention,
         **speed,
     )
 
@@ -314,11 +345,24 @@ def speed_table(result: FitResult) -> list[dict[str, str]]:
 
 
 def longest_context(
-    spec: ModelSpec, gpu: Accelerator, *, weight_fmt: str, kv_fmt: str, batch: int, n_gpus: int
+    spec: ModelSpec,
+    gpu: Accelerator,
+    *,
+    weight_fmt: str,
+    kv_fmt: str,
+    batch: int,
+    n_gpus: int,
+    attention: str = "flash",
 ) -> str:
     """ "Longest context that fits", as text with units."""
     n = max_context_that_fits(
-        spec, gpu.memory_bytes, batch=batch, n_gpus=n_gpus, weight_fmt=weight_fmt, kv_fmt=kv_fmt
+        spec,
+        gpu.memory_bytes,
+        batch=batch,
+        n_gpus=n_gpus,
+        weight_fmt=weight_fmt,
+        kv_fmt=kv_fmt,
+        attention=attention,
     )
     if n == 0:
         return "None — the weights and fixed costs alone do not fit"
@@ -329,13 +373,26 @@ def longest_context(
 
 
 def formats_table(
-    spec: ModelSpec, gpu: Accelerator, *, kv_fmt: str, batch: int, context: int, n_gpus: int
+    spec: ModelSpec,
+    gpu: Accelerator,
+    *,
+    kv_fmt: str,
+    batch: int,
+    context: int,
+    n_gpus: int,
+    attention: str = "flash",
 ) -> list[dict[str, str]]:
     """Each weight format's memory per GPU and whether it fits."""
     rows = []
     for fmt_id, fmt in WEIGHT_FORMATS.items():
         m = inference_memory(
-            spec, weight_fmt=fmt_id, kv_fmt=kv_fmt, batch=batch, context_tokens=context, n_gpus=n_gpus
+            spec,
+            weight_fmt=fmt_id,
+            kv_fmt=kv_fmt,
+            batch=batch,
+            context_tokens=context,
+            n_gpus=n_gpus,
+            attention=attention,
         )
         rows.append(
             {
@@ -458,3 +515,113 @@ def engine_pool(result: FitResult, utilization: float) -> EnginePool:
         kv_bytes_per_token=per_token,
         needed_bytes=memory.get("kv_cache"),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The model against real measurements (simulators/data/measured/README.md)
+# ---------------------------------------------------------------------------------------------
+
+MEASURED_DIR = Path(__file__).resolve().parent / "data" / "measured"
+MEASURED_PREFILL_FILES = ("h100-hf-models-vs-fit.json", "h100-eager-vs-flash-llama-3.2-3b.json")
+# Each run prefilled context − 32 tokens, leaving room for its 24 timed decode steps (README there).
+MEASURED_DECODE_ROOM_TOKENS = 32
+# The runs' attention implementation in this model's terms: SDPA dispatches to a fused kernel.
+# Rows without an "attn" field ran transformers' default implementation; none of their peaks
+# holds a score matrix (each lies far below the eager prediction, tests/test_measured_models.py),
+# so they are compared with the fused case.
+FRAMEWORK_ATTENTION = {"sdpa": "flash", "eager": "eager", "default": "flash"}
+
+
+def measured_prefill_memory(spec: ModelSpec, prompt_tokens: int, attention: str = "flash") -> MemoryBreakdown:
+    """This model's peak for one prefill as the measured runs did it.
+
+    Hugging Face ``transformers`` prefilled the whole prompt in one forward pass (no chunking:
+    ``prefill_chunk_tokens`` = the prompt), into a cache that then holds the prompt, with logits
+    for the last position only; the peak is ``torch.cuda.max_memory_allocated()`` less what was
+    allocated before the model, so tensors only: no CUDA context or allocator overhead.
+    """
+    return inference_memory(
+        spec,
+        context_tokens=prompt_tokens,
+        prefill_chunk_tokens=prompt_tokens,
+        runtime_overhead_bytes=0,
+        attention=attention,
+    )
+
+
+def hf_sliding_window_prefill_extra_bytes(spec: ModelSpec, prompt_tokens: int, kv_bytes: float = 2) -> float:
+    """Bytes Hugging Face ``transformers`` holds beyond this model at a sliding-window prefill (SDPA).
+
+    1. ``DynamicSlidingWindowLayer.update`` (cache_utils.py) keeps
+       ``full_key_states[:, :, -self.sliding_window + 1 :, :]``, a view: the whole prompt's keys
+       and values stay allocated until the next update replaces them (checked with transformers
+       5.23 on CPU: 24,969,216 bytes of storage behind a 12,570,624-byte key tensor of Phi-3 at
+       4,064 tokens, freed by the first decode step). Beyond this model's min(prompt, window)
+       tokens: Σ sliding layers (prompt − min(prompt, window)) × the layer's K+V bytes per token.
+    2. SDPA can skip the mask only when no window cuts in (``masking_utils._ignore_causal_mask_sdpa``
+       requires keys < window), so the forward pass builds one boolean (1, 1, prompt, prompt)
+       mask: prompt² bytes.
+
+    Neither is a score matrix: with a mask, PyTorch's SDPA leaves the flash kernel but its cuDNN
+    and memory-efficient kernels take the mask and still keep the scores on chip
+    (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp: only ``can_use_flash_attention``
+    checks ``check_for_attn_mask``). 0 for a model without sliding windows or a shorter prompt.
+    """
+    if not spec.sliding_window or prompt_tokens <= spec.sliding_window:
+        return 0.0
+    per_layer = spec.kv_elements_per_token()
+    extra_tokens = prompt_tokens - spec.sliding_window
+    kv = sum(per_layer[i] for i in spec.sliding_layers) * extra_tokens * kv_bytes
+    return kv + prompt_tokens * prompt_tokens
+
+
+def measured_validation_rows(directory: Path | str | None = None) -> list[dict]:
+    """Predicted vs measured prefill peaks, one dict per measured run (H100, transformers).
+
+    Keys: model, preset, context_tokens, prompt_tokens, measured_with (the run's attention
+    implementation), attention (this model's switch), predicted_gb, measured_gb, ratio
+    (predicted ÷ measured), and for sliding-window runs explained_gb / explained_ratio (the
+    prediction plus ``hf_sliding_window_prefill_extra_bytes``) and a note saying why. GB = 10⁹ B.
+    """
+    from simulators.presets import get_model_preset  # presets imports llm_memory, not fit
+
+    root = Path(directory) if directory is not None else MEASURED_DIR
+    rows = []
+    for name in MEASURED_PREFILL_FILES:
+        for run in json.loads((root / name).read_text(encoding="utf-8")):
+            preset = get_model_preset(run["preset"])
+            spec = preset.spec
+            prompt = int(run["context"]) - MEASURED_DECODE_ROOM_TOKENS
+            measured_with = str(run.get("attn", "default"))
+            attention = FRAMEWORK_ATTENTION[measured_with]
+            predicted = measured_prefill_memory(spec, prompt, attention).total_bytes
+            measured = float(run["prefill_peak_meas"])
+            row = {
+                "model": preset.name,
+                "preset": preset.id,
+                "context_tokens": int(run["context"]),
+                "prompt_tokens": prompt,
+                "measured_with": measured_with,
+                "attention": attention,
+                "predicted_gb": predicted / 1e9,
+                "measured_gb": measured / 1e9,
+                "ratio": predicted / measured,
+                "explained_gb": None,
+                "explained_ratio": None,
+                "note": "",
+            }
+            extra = hf_sliding_window_prefill_extra_bytes(spec, prompt) if attention == "flash" else 0.0
+            if extra:
+                mask = prompt * prompt
+                row |= {
+                    "explained_gb": (predicted + extra) / 1e9,
+                    "explained_ratio": (predicted + extra) / measured,
+                    "note": (
+                        f"Sliding window of {spec.sliding_window:,} tokens: transformers keeps every"
+                        f" sliding layer's whole-prompt keys and values until the first decode step"
+                        f" (+{(extra - mask) / 1e9:.2f} GB) and builds a {mask / 1e9:.2f} GB boolean"
+                        " mask; the scores themselves stay on chip."
+                    ),
+                }
+            rows.append(row)
+    return rows

@@ -1,0 +1,820 @@
+"""Decoder-only LLMs from their Hugging Face ``config.json``: the ``ModelSpec`` and its exact sizes.
+
+``ModelSpec.from_hf_config`` reads a config (every field that changes a size, under every
+family's name for it) and ``ModelSpec.param_count`` returns exactly the number of parameters the
+reference implementation (Hugging Face ``transformers``) instantiates; tests check this against
+``transformers`` on torch's meta device and against published totals. What the sizes cost in
+memory is ``simulators.llm_memory``; how fast it runs is ``simulators.llm_speed``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+# ---------------------------------------------------------------------------------------------
+# Reading a config
+# ---------------------------------------------------------------------------------------------
+
+MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; the page refuses uploads beyond 1 MB
+
+# Upper bounds "beyond any plausible model" (the largest public configs are far below these):
+# they catch typos such as an extra zero, and keep the arithmetic finite.
+_LIMITS = {
+    "hidden_size": 131_072,
+    "num_layers": 2_048,
+    "num_heads": 4_096,
+    "num_kv_heads": 4_096,
+    "head_dim": 8_192,
+    "intermediate_size": 1_048_576,
+    "vocab_size": 16_777_216,
+    "max_positions": 134_217_728,
+    "num_experts": 8_192,
+    "experts_per_token": 8_192,
+    "expert_intermediate_size": 1_048_576,
+    "shared_expert_intermediate_size": 1_048_576,
+    "num_shared_experts": 1_024,
+    "sliding_window": 134_217_728,
+    "lora_rank": 1_048_576,
+    "embed_dim": 131_072,
+}
+MAX_PARAMS = 100_000_000_000_000  # 1e14: two orders of magnitude above today's largest models
+
+SUPPORTED_FAMILIES = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "phi",
+    "phi3",
+    "gpt2",
+    "gpt_neox",
+    "gpt_bigcode",
+    "falcon",
+    "opt",
+    "bloom",
+    "starcoder2",
+    "deepseek_v2",
+    "deepseek_v3",
+)
+
+
+def _fail(field_name: str, problem: str) -> ValueError:
+    return ValueError(f"config field '{field_name}': {problem}")
+
+
+class _Reader:
+    """Typed access to a config dict under several alternative field names."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = config
+
+    def present(self, *names: str) -> str | None:
+        for name in names:
+            if name in self.config and self.config[name] is not None:
+                return name
+        return None
+
+    def int(
+        self,
+        *names: str,
+        limit_key: str,
+        default: int | None = None,
+        minimum: int = 1,
+    ) -> int:
+        name = self.present(*names)
+        if name is None:
+            if default is None:
+                raise _fail(" / ".join(names), "is missing (needed to size the model)")
+            return default
+        value = self.config[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer() and not isinstance(value, bool):
+                value = int(value)
+            else:
+                raise _fail(name, f"must be an integer, got {value!r} ({type(value).__name__})")
+        if value < minimum:
+            raise _fail(name, f"must be at least {minimum}, got {value}")
+        if value > _LIMITS[limit_key]:
+            raise _fail(name, f"{value:,} is beyond any plausible model (limit {_LIMITS[limit_key]:,})")
+        return value
+
+    def optional_int(self, *names: str, limit_key: str, minimum: int = 1) -> int | None:
+        if self.present(*names) is None:
+            return None
+        return self.int(*names, limit_key=limit_key, minimum=minimum)
+
+    def bool(self, *names: str, default: bool) -> bool:
+        name = self.present(*names)
+        if name is None:
+            return default
+        value = self.config[name]
+        if not isinstance(value, bool):
+            raise _fail(name, f"must be true or false, got {value!r}")
+        return value
+
+
+def _parse_json(config: dict | str | bytes) -> dict[str, Any]:
+    if isinstance(config, (bytes, bytearray)):
+        if len(config) > MAX_CONFIG_BYTES:
+            raise ValueError(f"config: {len(config):,} bytes is too large for a config.json (limit 1 MB)")
+        try:
+            config = bytes(config).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"config: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if isinstance(config, str):
+        if len(config) > MAX_CONFIG_BYTES:
+            raise ValueError(
+                f"config: {len(config):,} characters is too large for a config.json (limit 1 MB)"
+            )
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"config: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            ) from exc
+        except RecursionError as exc:
+            raise ValueError("config: invalid JSON (nested too deeply)") from exc
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config: must be a JSON object ({{...}}), got {type(config).__name__}")
+    config = dict(config)
+    # Multimodal wrappers (Gemma 3, Llama 4, Mistral 3 ...) keep the decoder in text_config.
+    text = config.get("text_config")
+    if isinstance(text, Mapping) and not any(
+        k in config for k in ("hidden_size", "n_embd", "d_model", "num_hidden_layers", "n_layer")
+    ):
+        merged = dict(text)
+        merged.setdefault("model_type", text.get("model_type") or config.get("model_type"))
+        merged.setdefault(
+            "tie_word_embeddings", config.get("tie_word_embeddings", text.get("tie_word_embeddings"))
+        )
+        config = merged
+    return config
+
+
+# ---------------------------------------------------------------------------------------------
+# The model description
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """Parameters by role. ``routed_experts`` are the MoE experts that a token may or may not use."""
+
+    embeddings: int  # token (+ learned position) embeddings, embedding norm, input/output projections
+    lm_head: int  # 0 when tied to the token embedding
+    attention: int  # q, k, v, o projections (+ biases, q/k norms, MLA down/up projections)
+    mlp: int  # dense MLPs and shared experts
+    routed_experts: int  # all routed experts of all MoE layers
+    routers: int  # MoE gate matrices
+    norms: int  # per-layer and final norms
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embeddings
+            + self.lm_head
+            + self.attention
+            + self.mlp
+            + self.routed_experts
+            + self.routers
+            + self.norms
+        )
+
+    @property
+    def linear_layers(self) -> int:
+        """Weights of the decoder layers' matrix multiplies: what GPTQ/AWQ/bitsandbytes quantize."""
+        return self.attention + self.mlp + self.routed_experts
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything about a decoder-only model that changes its size, read from its config.
+
+    Build it with ``ModelSpec.from_hf_config``; the fields are plain numbers so a spec can also
+    be written by hand for a what-if.
+    """
+
+    family: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    gated_mlp: bool = True  # SwiGLU/GeGLU: gate, up, down; otherwise up, down (GPT-2 style)
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    layer_norm: bool = False  # LayerNorm (weight + bias) instead of RMSNorm (weight only)
+    norms_per_layer: int = 2
+    norm_params: bool = True  # False for OPT with layer_norm_elementwise_affine = false
+    qk_norm: str = "none"  # "rms": RMSNorm over head_dim on q and k (Qwen3); "layer": LayerNorm (Phi)
+    qk_norm_dim: int = 0
+    final_norm: bool = True
+    embedding_norm: bool = False  # BLOOM's word_embeddings_layernorm
+    learned_positions: int = 0  # rows of a learned position table (GPT-2, OPT incl. its offset of 2)
+    embed_dim: int = 0  # OPT's word_embed_proj_dim when it differs from hidden_size (0: same)
+    lm_head_bias: bool = False
+    parallel_attention: bool = False  # attention and MLP read the same input (GPT-J, Falcon, Phi)
+    # Mixture of experts
+    num_experts: int = 0
+    experts_per_token: int = 0
+    expert_intermediate_size: int = 0
+    num_shared_experts: int = 0  # DeepSeek: shared experts of expert_intermediate_size each
+    shared_expert_intermediate_size: int = 0  # Qwen2-MoE: one shared expert of this width
+    shared_expert_gate: bool = False
+    moe_layers: tuple[int, ...] = ()
+    # Multi-head latent attention (DeepSeek-V2/V3)
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    # Attention span
+    sliding_window: int = 0
+    sliding_layers: tuple[int, ...] = ()  # layers that use the sliding window (others attend fully)
+    max_positions: int = 0
+    # Layer-wise scaling (OpenELM): per-layer query heads, KV heads and MLP widths. Empty
+    # tuples mean every layer uses num_heads / num_kv_heads / intermediate_size.
+    layer_heads: tuple[int, ...] = ()
+    layer_kv_heads: tuple[int, ...] = ()
+    layer_intermediate: tuple[int, ...] = ()
+    name: str = ""
+
+    # -- construction --------------------------------------------------------------------------
+
+    @classmethod
+    def from_hf_config(cls, config: dict | str | bytes, name: str = "") -> ModelSpec:
+        """Read a Hugging Face ``config.json`` (a dict, or its JSON text/bytes).
+
+        Supports the families in ``SUPPORTED_FAMILIES`` and any config with the standard
+        fields (``hidden_size``, ``num_hidden_layers``, ``num_attention_heads``,
+        ``intermediate_size``, ``vocab_size``), read as a Llama-style decoder. Raises
+        ``ValueError`` naming the field and the problem for anything malformed.
+        """
+        cfg = _parse_json(config)
+        r = _Reader(cfg)
+        family = cfg.get("model_type") or "llama"
+        if not isinstance(family, str):
+            raise _fail("model_type", f"must be a string, got {family!r}")
+        family = family.strip().lower()
+        if family in ("refinedweb", "refinedwebmodel"):  # early Falcon checkpoints
+            family = "falcon"
+
+        if family == "openelm":
+            spec = cls(**_read_openelm(r, name or str(cfg.get("_name_or_path") or "")))
+            _check_total(spec)
+            return spec
+
+        hidden = r.int("hidden_size", "n_embd", "d_model", "dim", limit_key="hidden_size")
+        layers = r.int("num_hidden_layers", "n_layer", "num_layers", "n_layers", limit_key="num_layers")
+        heads = r.int("num_attention_heads", "n_head", "num_heads", "n_heads", limit_key="num_heads")
+        vocab = r.int("vocab_size", "padded_vocab_size", limit_key="vocab_size")
+        max_positions = r.int(
+            "max_position_embeddings",
+            "n_positions",
+            "max_sequence_length",
+            "seq_length",
+            "n_ctx",
+            limit_key="max_positions",
+            default=0,
+            minimum=0,
+        )
+
+        kw: dict[str, Any] = {"family": family, "name": name or str(cfg.get("_name_or_path") or "")}
+
+        # Key/value heads: GQA field names, MQA flags.
+        kv_default = heads
+        if family == "falcon":
+            if r.bool("new_decoder_architecture", default=False):
+                kv_default = r.int("num_kv_heads", "n_head_kv", limit_key="num_kv_heads", default=heads)
+            elif r.bool("multi_query", default=True):
+                kv_default = 1
+        elif family == "gpt_bigcode" and r.bool("multi_query", default=True):
+            kv_default = 1
+        if family == "falcon" or family == "gpt_bigcode":
+            kv_heads = kv_default
+        else:
+            kv_heads = r.int(
+                "num_key_value_heads",
+                "num_kv_heads",
+                "n_head_kv",
+                "multi_query_group_num",
+                limit_key="num_kv_heads",
+                default=kv_default,
+            )
+        if heads % kv_heads:
+            raise _fail(
+                "num_key_value_heads",
+                f"num_attention_heads ({heads}) must be divisible by the number of KV heads ({kv_heads})",
+            )
+
+        head_dim_default = hidden // heads if hidden % heads == 0 else 0
+        head_dim = r.int("head_dim", limit_key="head_dim", default=head_dim_default or 0, minimum=0)
+        if head_dim == 0:
+            raise _fail(
+                "head_dim",
+                f"is missing and hidden_size ({hidden}) is not divisible by num_attention_heads ({heads})",
+            )
+
+        tie_default = family in {
+            "gemma",
+            "gemma2",
+            "gpt2",
+            "gpt_bigcode",
+            "falcon",
+            "opt",
+            "bloom",
+            "starcoder2",
+        }
+        kw["tie_word_embeddings"] = r.bool("tie_word_embeddings", default=tie_default)
+
+        if family in ("gpt2", "gpt_bigcode"):
+            inner = r.int("n_inner", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "learned_positions": max_positions or r.int("n_positions", limit_key="max_positions"),
+            }
+            if r.bool("add_cross_attention", default=False):
+                raise _fail(
+                    "add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model"
+                )
+        elif family == "gpt_neox":
+            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            bias = r.bool("attention_bias", default=True)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": bias,
+                "o_bias": bias,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "parallel_attention": r.bool("use_parallel_residual", default=True),
+            }
+        elif family == "bloom":
+            inner = 4 * hidden
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "embedding_norm": True,
+            }
+        elif family == "opt":
+            inner = r.int("ffn_dim", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            bias = r.bool("enable_bias", default=True)
+            embed_dim = r.int("word_embed_proj_dim", limit_key="embed_dim", default=hidden)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": bias,
+                "o_bias": bias,
+                "mlp_bias": bias,
+                "layer_norm": True,
+                "norm_params": r.bool("layer_norm_elementwise_affine", default=True),
+                "final_norm": r.bool("do_layer_norm_before", default=True)
+                and not r.bool("_remove_final_layer_norm", default=False),
+                "learned_positions": r.int("max_position_embeddings", limit_key="max_positions") + 2,
+                "embed_dim": embed_dim if embed_dim != hidden else 0,
+            }
+        elif family == "phi":
+            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            qk_layernorm = r.bool("qk_layernorm", default=False)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "norms_per_layer": 1,
+                "lm_head_bias": True,
+                "parallel_attention": True,
+                "qk_norm": "layer" if qk_layernorm else "none",
+                "qk_norm_dim": hidden // heads if qk_layernorm else 0,
+            }
+        elif family == "falcon":
+            inner = r.int(
+                "ffn_hidden_size", "intermediate_size", limit_key="intermediate_size", default=4 * hidden
+            )
+            parallel = r.bool("parallel_attn", default=True)
+            new_arch = r.bool("new_decoder_architecture", default=False)
+            n_ln = cfg.get("num_ln_in_parallel_attn")
+            if n_ln is None:
+                n_ln = 2 if new_arch else 1
+            if n_ln not in (1, 2) or isinstance(n_ln, bool):
+                raise _fail("num_ln_in_parallel_attn", f"must be 1 or 2, got {n_ln!r}")
+            bias = r.bool("bias", default=False)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": bias,
+                "o_bias": bias,
+                "mlp_bias": bias,
+                "layer_norm": True,
+                "norms_per_layer": (n_ln if parallel else 2),
+                "parallel_attention": parallel,
+            }
+        elif family == "starcoder2":
+            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            bias = r.bool("use_bias", default=True)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": bias,
+                "o_bias": bias,
+                "mlp_bias": bias,
+                "layer_norm": True,
+            }
+        else:
+            # Llama-style: llama, mistral, mixtral, qwen2(+moe), qwen3(+moe), gemma(2), phi3,
+            # deepseek_v2/v3, and any unknown family with the standard fields.
+            inner = r.int("intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size")
+            attention_bias = r.bool("attention_bias", default=False)
+            if family == "qwen2":
+                qkv_bias, o_bias = True, False
+            elif family == "qwen2_moe":
+                qkv_bias, o_bias = r.bool("qkv_bias", default=True), False
+            else:
+                qkv_bias = o_bias = attention_bias
+            kw |= {
+                "gated_mlp": True,
+                "qkv_bias": qkv_bias,
+                "o_bias": o_bias,
+                "mlp_bias": r.bool("mlp_bias", default=False)
+                if family in ("llama", "deepseek_v2")
+                else False,
+                "norms_per_layer": 4 if family == "gemma2" else 2,
+            }
+            if family in ("qwen3", "qwen3_moe"):
+                kw |= {"qk_norm": "rms", "qk_norm_dim": head_dim}
+
+        kw |= {
+            "hidden_size": hidden,
+            "num_layers": layers,
+            "num_heads": heads,
+            "num_kv_heads": kv_heads,
+            "head_dim": head_dim,
+            "intermediate_size": inner,
+            "vocab_size": vocab,
+            "max_positions": max_positions,
+        }
+
+        kw |= _read_moe(r, family, layers, inner)
+        if family in ("deepseek_v2", "deepseek_v3"):
+            kw |= _read_mla(r, heads)
+        kw |= _read_sliding(r, cfg, family, layers)
+
+        spec = cls(**kw)
+        total = spec.param_count()
+        if total > MAX_PARAMS:
+            raise ValueError(
+                f"config: {total:,} parameters is beyond any plausible model (limit {MAX_PARAMS:.0e})"
+            )
+        return spec
+
+    # -- sizes ---------------------------------------------------------------------------------
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0 and bool(self.moe_layers)
+
+    @property
+    def uses_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    def param_breakdown(self) -> ParamBreakdown:
+        """Parameters by role, exactly as Hugging Face ``transformers`` instantiates them."""
+        h, layers = self.hidden_size, self.num_layers
+        norm_size = (2 if self.layer_norm else 1) * (1 if self.norm_params else 0)
+        embed_dim = self.embed_dim or h
+
+        embeddings = self.vocab_size * embed_dim + self.learned_positions * h
+        if self.embedding_norm:
+            embeddings += norm_size * h
+        if self.embed_dim and self.embed_dim != h:
+            embeddings += 2 * self.embed_dim * h  # OPT's project_in and project_out
+        lm_head = 0
+        if not self.tie_word_embeddings:
+            lm_head = self.vocab_size * embed_dim
+        if self.lm_head_bias:
+            lm_head += self.vocab_size
+
+        attention = sum(self._attention_params_per_layer(q, kv) for q, kv, _ in self.layer_shapes())
+        moe_layer_count = len(self.moe_layers) if self.is_moe else 0
+        moe_set = set(self.moe_layers) if self.is_moe else set()
+        mlp = sum(
+            self._mlp_params(width, bias=self.mlp_bias)
+            for i, (_, _, width) in enumerate(self.layer_shapes())
+            if i not in moe_set
+        )
+        routed = routers = 0
+        if moe_layer_count:
+            per_expert = self._mlp_params(self.expert_intermediate_size, bias=False)
+            routed = moe_layer_count * self.num_experts * per_expert
+            routers = moe_layer_count * self.num_experts * h
+            shared = 0
+            if self.num_shared_experts:
+                shared += self._mlp_params(
+                    self.expert_intermediate_size * self.num_shared_experts, bias=False
+                )
+            if self.shared_expert_intermediate_size:
+                shared += self._mlp_params(self.shared_expert_intermediate_size, bias=False)
+            if self.shared_expert_gate:
+                shared += h
+            mlp += moe_layer_count * shared
+
+        norms = layers * self.norms_per_layer * norm_size * h
+        if self.final_norm:
+            norms += norm_size * h
+        return ParamBreakdown(
+            embeddings=embeddings,
+            lm_head=lm_head,
+            attention=attention,
+            mlp=mlp,
+            routed_experts=routed,
+            routers=routers,
+            norms=norms,
+        )
+
+    def layer_shapes(self) -> list[tuple[int, int, int]]:
+        """(query heads, KV heads, MLP width) of every layer."""
+        layers = range(self.num_layers)
+        heads = self.layer_heads or tuple(self.num_heads for _ in layers)
+        kv_heads = self.layer_kv_heads or tuple(self.num_kv_heads for _ in layers)
+        widths = self.layer_intermediate or tuple(self.intermediate_size for _ in layers)
+        return list(zip(heads, kv_heads, widths, strict=True))
+
+    def _attention_params_per_layer(self, q_heads: int, kv_heads: int) -> int:
+        h = self.hidden_size
+        if self.uses_mla:
+            qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
+            if self.q_lora_rank:
+                q = h * self.q_lora_rank + (self.q_lora_rank if self.qkv_bias else 0)
+                q += self.q_lora_rank  # q_a_layernorm
+                q += self.q_lora_rank * self.num_heads * qk_head
+            else:
+                q = h * self.num_heads * qk_head
+            kv_a_out = self.kv_lora_rank + self.qk_rope_head_dim
+            kv = h * kv_a_out + (kv_a_out if self.qkv_bias else 0)
+            kv += self.kv_lora_rank  # kv_a_layernorm
+            kv += self.kv_lora_rank * self.num_heads * (self.qk_nope_head_dim + self.v_head_dim)
+            o = self.num_heads * self.v_head_dim * h + (h if self.o_bias else 0)
+            return q + kv + o
+        q_out = q_heads * self.head_dim
+        kv_out = kv_heads * self.head_dim
+        params = h * q_out + 2 * h * kv_out + q_out * h
+        if self.qkv_bias:
+            params += q_out + 2 * kv_out
+        if self.o_bias:
+            params += h
+        if self.qk_norm == "rms":
+            params += 2 * self.qk_norm_dim
+        elif self.qk_norm == "layer":
+            params += 4 * self.qk_norm_dim
+        return params
+
+    def _mlp_params(self, width: int, *, bias: bool) -> int:
+        h = self.hidden_size
+        if self.gated_mlp:
+            return 3 * h * width + ((2 * width + h) if bias else 0)
+        return 2 * h * width + ((width + h) if bias else 0)
+
+    def param_count(self, active: bool = False) -> int:
+        """Number of parameters; ``active=True`` counts what one token uses.
+
+        For a mixture of experts, the active count keeps ``experts_per_token`` of the
+        ``num_experts`` routed experts in each MoE layer (shared experts and routers always
+        run). Dense models return the same number either way.
+        """
+        breakdown = self.param_breakdown()
+        total = breakdown.total
+        if active and self.is_moe:
+            unused = self.num_experts - self.experts_per_token
+            per_expert = breakdown.routed_experts // (len(self.moe_layers) * self.num_experts)
+            total -= len(self.moe_layers) * unused * per_expert
+        return total
+
+    def embedding_table_params(self) -> int:
+        """Rows × width of the input lookup tables (token, and learned positions)."""
+        return (
+            self.vocab_size * (self.embed_dim or self.hidden_size) + self.learned_positions * self.hidden_size
+        )
+
+    def matmul_params(self, active: bool = True) -> int:
+        """Parameters a token multiplies by: all (active) weights except an untied input-embedding
+        table, which is a lookup (a tied table is multiplied by as the output head)."""
+        lookup = 0 if self.tie_word_embeddings else self.embedding_table_params()
+        return self.param_count(active=active) - lookup
+
+    # -- KV cache ------------------------------------------------------------------------------
+
+    def kv_elements_per_token(self) -> list[int]:
+        """Numbers cached per token in each layer: K and V, or MLA's compressed latent."""
+        if self.uses_mla:
+            # DeepSeek-V2 §2.1: cache the kv_lora_rank latent plus the decoupled RoPE key.
+            return [self.kv_lora_rank + self.qk_rope_head_dim] * self.num_layers
+        return [2 * kv * self.head_dim for _, kv, _ in self.layer_shapes()]
+
+    def kv_cache_bytes_per_token(self, kv_bytes: float = 2) -> int:
+        """Bytes of KV cache per token of context: 2 × layers × KV heads × head_dim × bytes.
+
+        Source: the KV-cache formula in "How to Scale Your Model", inference chapter
+        (jax-ml.github.io/scaling-book/inference/): 2 · bytes · KV heads · head_dim · layers.
+        MLA models (DeepSeek-V2/V3) cache (kv_lora_rank + qk_rope_head_dim) per layer instead
+        (DeepSeek-V2 paper, arXiv 2405.04434 §2.1.2), as serving engines do. Sliding windows do
+        not change the per-token figure; they cap how many tokens are kept (``kv_cache_bytes``).
+        """
+        return round(sum(self.kv_elements_per_token()) * kv_bytes)
+
+    def cached_tokens_per_layer(self, context_tokens: int) -> list[int]:
+        """Tokens each layer keeps: ``min(context, window)`` on sliding-window layers."""
+        sliding = set(self.sliding_layers) if self.sliding_window else set()
+        return [
+            min(context_tokens, self.sliding_window) if i in sliding else context_tokens
+            for i in range(self.num_layers)
+        ]
+
+    def with_overrides(self, **changes: Any) -> ModelSpec:
+        """A copy with some fields changed (for what-if sliders)."""
+        return replace(self, **changes)
+
+
+def _check_total(spec: ModelSpec) -> None:
+    total = spec.param_count()
+    if total > MAX_PARAMS:
+        raise ValueError(
+            f"config: {total:,} parameters is beyond any plausible model (limit {MAX_PARAMS:.0e})"
+        )
+
+
+def _make_divisible(value: float, divisor: int) -> int:
+    """OpenELM's (and MobileNet's) rounding of a width to a multiple of ``divisor``, never >10% down."""
+    new_value = max(divisor, int(value + divisor / 2) // divisor * divisor)
+    if new_value < 0.9 * value:
+        new_value += divisor
+    return new_value
+
+
+def _int_list(r: _Reader, name: str, length: int, limit_key: str) -> tuple[int, ...]:
+    values = r.config.get(name)
+    if not isinstance(values, list) or len(values) != length:
+        raise _fail(name, f"must be a list with one entry per layer ({length})")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= _LIMITS[limit_key]:
+            raise _fail(name, f"every entry must be an integer from 1 to {_LIMITS[limit_key]:,}, got {v!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def _read_openelm(r: _Reader, name: str) -> dict[str, Any]:
+    """Apple OpenELM (arXiv 2404.14619): layer-wise scaling of heads and MLP widths.
+
+    Shapes follow Apple's modeling_openelm.py (trust_remote_code): qkv_proj without bias,
+    q/k RMSNorm over head_dim when normalize_qk_projections, GLU MLP of width
+    make_divisible(ffn_multiplier × model_dim, ffn_dim_divisor), two RMSNorms per layer.
+    """
+    hidden = r.int("model_dim", "hidden_size", limit_key="hidden_size")
+    layers = r.int("num_transformer_layers", "num_hidden_layers", limit_key="num_layers")
+    head_dim = r.int("head_dim", limit_key="head_dim")
+    heads = _int_list(r, "num_query_heads", layers, "num_heads")
+    kv_heads = _int_list(r, "num_kv_heads", layers, "num_kv_heads")
+    for i, (q, kv) in enumerate(zip(heads, kv_heads, strict=True)):
+        if q % kv:
+            raise _fail("num_kv_heads", f"layer {i}: {q} query heads are not divisible by {kv} KV heads")
+    multipliers = r.config.get("ffn_multipliers")
+    if isinstance(multipliers, (int, float)) and not isinstance(multipliers, bool):
+        multipliers = [multipliers] * layers
+    if not isinstance(multipliers, list) or len(multipliers) != layers:
+        raise _fail("ffn_multipliers", f"must be a number or a list with one entry per layer ({layers})")
+    if not all(isinstance(m, (int, float)) and not isinstance(m, bool) and 0 < m <= 64 for m in multipliers):
+        raise _fail("ffn_multipliers", "every entry must be a positive number (at most 64)")
+    divisor = r.int("ffn_dim_divisor", limit_key="head_dim", default=256)
+    widths = tuple(_make_divisible(m * hidden, divisor) for m in multipliers)
+    qk_norm = r.bool("normalize_qk_projections", default=False)
+    return {
+        "family": "openelm",
+        "name": name,
+        "hidden_size": hidden,
+        "num_layers": layers,
+        "num_heads": max(heads),
+        "num_kv_heads": max(kv_heads),
+        "head_dim": head_dim,
+        "intermediate_size": max(widths),
+        "vocab_size": r.int("vocab_size", limit_key="vocab_size"),
+        "tie_word_embeddings": r.bool("share_input_output_layers", default=False),
+        "gated_mlp": r.bool("ffn_with_glu", default=True),
+        "qk_norm": "rms" if qk_norm else "none",
+        "qk_norm_dim": head_dim if qk_norm else 0,
+        "layer_heads": heads,
+        "layer_kv_heads": kv_heads,
+        "layer_intermediate": widths,
+        "max_positions": r.int("max_context_length", limit_key="max_positions", default=0, minimum=0),
+    }
+
+
+def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[str, Any]:
+    experts = r.optional_int(
+        "num_local_experts",
+        "num_experts",
+        "n_routed_experts",
+        "moe_num_experts",
+        limit_key="num_experts",
+        minimum=0,
+    )
+    if not experts:
+        return {}
+    top_k = r.int(
+        "num_experts_per_tok", "num_experts_per_token", "moe_top_k", "top_k", limit_key="experts_per_token"
+    )
+    if top_k > experts:
+        raise _fail("num_experts_per_tok", f"{top_k} is more than the {experts} experts")
+    out: dict[str, Any] = {"num_experts": experts, "experts_per_token": top_k}
+    if family == "mixtral":
+        out["expert_intermediate_size"] = dense_inner
+        out["moe_layers"] = tuple(range(layers))
+    elif family in ("qwen2_moe", "qwen3_moe"):
+        out["expert_intermediate_size"] = r.int("moe_intermediate_size", limit_key="expert_intermediate_size")
+        step = r.int("decoder_sparse_step", limit_key="num_layers", default=1)
+        dense_only = r.config.get("mlp_only_layers") or []
+        if not isinstance(dense_only, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in dense_only
+        ):
+            raise _fail("mlp_only_layers", "must be a list of layer indices")
+        out["moe_layers"] = tuple(i for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+        if family == "qwen2_moe":
+            shared = r.int(
+                "shared_expert_intermediate_size",
+                limit_key="shared_expert_intermediate_size",
+                default=0,
+                minimum=0,
+            )
+            out["shared_expert_intermediate_size"] = shared
+            out["shared_expert_gate"] = True
+    elif family in ("deepseek_v2", "deepseek_v3"):
+        out["expert_intermediate_size"] = r.int("moe_intermediate_size", limit_key="expert_intermediate_size")
+        out["num_shared_experts"] = r.int(
+            "n_shared_experts", limit_key="num_shared_experts", default=0, minimum=0
+        )
+        first_dense = r.int("first_k_dense_replace", limit_key="num_layers", default=0, minimum=0)
+        out["moe_layers"] = tuple(range(min(first_dense, layers), layers))
+    else:
+        out["expert_intermediate_size"] = r.int(
+            "moe_intermediate_size",
+            "expert_intermediate_size",
+            limit_key="expert_intermediate_size",
+            default=dense_inner,
+        )
+        out["moe_layers"] = tuple(range(layers))
+    return out
+
+
+def _read_mla(r: _Reader, heads: int) -> dict[str, Any]:
+    return {
+        # An absent key means 1536 in transformers' DeepseekV2/V3Config; an explicit null means
+        # no query compression (DeepSeek-V2-Lite).
+        "q_lora_rank": (
+            r.int("q_lora_rank", limit_key="lora_rank", minimum=0)
+            if r.present("q_lora_rank")
+            else (0 if "q_lora_rank" in r.config else 1536)
+        ),
+        "kv_lora_rank": r.int("kv_lora_rank", limit_key="lora_rank"),
+        "qk_nope_head_dim": r.int("qk_nope_head_dim", limit_key="head_dim"),
+        "qk_rope_head_dim": r.int("qk_rope_head_dim", limit_key="head_dim"),
+        "v_head_dim": r.int("v_head_dim", limit_key="head_dim"),
+    }
+
+
+def _read_sliding(r: _Reader, cfg: Mapping[str, Any], family: str, layers: int) -> dict[str, Any]:
+    """Which layers use a sliding window, from ``layer_types`` or the family's convention."""
+    window = r.int("sliding_window", "attention_window", limit_key="sliding_window", default=0, minimum=0)
+    if family in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not r.bool(
+        "use_sliding_window", default=False
+    ):
+        window = 0
+    if not window:
+        return {}
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != layers:
+            raise _fail("layer_types", f"must be a list with one entry per layer ({layers})")
+        sliding = tuple(i for i, t in enumerate(layer_types) if t == "sliding_attention")
+    elif family == "gemma2":
+        sliding = tuple(range(0, layers, 2))  # Gemma 2 alternates local (even) and global layers
+    elif family in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        first_full = r.int("max_window_layers", limit_key="num_layers", default=layers, minimum=0)
+        sliding = tuple(range(first_full, layers))
+    else:
+        sliding = tuple(range(layers))  # Mistral 7B v0.1: every layer
+    return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
