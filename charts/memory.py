@@ -1,13 +1,17 @@
-"""Memory charts for the "Will it fit?" calculator: stacked parts against a GPU's capacity."""
+"""Memory charts for the "Will it fit?" calculator: stacked parts against a GPU's capacity, and
+the time one decode step spends reading memory against the time its arithmetic takes.
+
+Pure builders returning plain Plotly figure dicts (charts/style.py)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from charts.palette import OKABE_ITO
-from charts.style import apply_style
+from charts.style import LABEL_FONT_PX, Spec, axis, figure, legend_name, narrow_fraction, wrap
+from charts.style import title as chart_title
 
 # One colour per memory part, the same on every chart (Okabe-Ito, colour-blind safe).
 PART_COLOURS: dict[str, str] = {
@@ -17,9 +21,49 @@ PART_COLOURS: dict[str, str] = {
     "gradients": OKABE_ITO[3],
     "optimizer": OKABE_ITO[5],
     "activations": OKABE_ITO[2],
+    "attention_scores": OKABE_ITO[6],  # eager attention's score matrix: yellow, outlined below
     "overhead": "#999999",
     "measured": OKABE_ITO[7],
 }
+FALLBACK_COLOUR = "#BBBBBB"
+CAPACITY_COLOUR = OKABE_ITO[5]
+BUDGET_COLOUR = OKABE_ITO[0]
+MEMORY_TIME_COLOUR = OKABE_ITO[0]
+COMPUTE_TIME_COLOUR = OKABE_ITO[2]
+ROW_LABEL_CHARS = 18
+
+
+def _vline(x: float, colour: str, dash: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": colour, "width": 3, "dash": dash},
+    }
+
+
+def _line_label(x: float, right_end: float, text: str, colour: str, *, top: bool) -> dict[str, Any]:
+    """A label inside the plot beside a vertical line at ``x``, at its top or bottom end: to the
+    right of the line where it fits a phone-width plot (x axis from 0 to ``right_end``), else left."""
+    text = wrap(text, 28)
+    right_side = x / right_end + narrow_fraction(text) < 0.98
+    return {
+        "xref": "x",
+        "x": x,
+        "xanchor": "left" if right_side else "right",
+        "xshift": 4 if right_side else -4,
+        "yref": "paper",
+        "y": 1 if top else 0,
+        "yanchor": "top" if top else "bottom",
+        "text": text,
+        "showarrow": False,
+        "font": {"color": colour, "size": LABEL_FONT_PX},
+        "bgcolor": "rgba(255,255,255,0.85)",
+    }
 
 
 def memory_bars(
@@ -30,67 +74,165 @@ def memory_bars(
     title: str = "",
     budget_bytes: float | None = None,
     budget_label: str = "",
-) -> go.Figure:
+) -> Spec:
     """Horizontal stacked bars, one per (label, MemoryBreakdown), in GB, with a capacity line.
 
-    Hover shows each part in GB (10^9 bytes) and GiB (2^30 bytes). ``measured`` adds a
-    marker per (row label, bytes) so a measured peak can sit beside the prediction.
+    Hover shows each part in GB (10⁹ bytes) and GiB (2³⁰ bytes). ``measured`` adds a marker per
+    (row label, bytes) so a measured peak can sit beside the prediction. The capacity (dashed)
+    and the engine's budget (dotted) are vertical lines labelled inside the plot, at its top and
+    bottom, so their labels never meet the title or the legend.
     """
-    fig = go.Figure()
-    labels = [label for label, _ in rows]
+    labels = [wrap(label, ROW_LABEL_CHARS) for label, _ in rows]
+    data: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for label, breakdown in rows:
-        for part in breakdown.parts:
+    totals = []
+    for (_, breakdown), row in zip(rows, labels, strict=True):
+        total = 0.0
+        for part in breakdown.parts:  # type: ignore[attr-defined]
             if part.bytes <= 0:
                 continue
-            fig.add_bar(
-                y=[label],
-                x=[part.bytes / 1e9],
-                orientation="h",
-                name=part.label,
-                legendgroup=part.key,
-                showlegend=part.key not in seen,
-                marker_color=PART_COLOURS.get(part.key, OKABE_ITO[6]),
-                customdata=[[part.bytes / 2**30, part.explanation]],
-                hovertemplate=(
-                    f"<b>{part.label}</b><br>%{{x:,.2f}} GB = %{{customdata[0]:,.2f}} GiB"
-                    "<br>%{customdata[1]}<extra></extra>"
-                ),
+            total += part.bytes
+            colour = PART_COLOURS.get(part.key, FALLBACK_COLOUR)
+            data.append(
+                {
+                    "type": "bar",
+                    "y": [row],
+                    "x": [part.bytes / 1e9],
+                    "orientation": "h",
+                    "name": legend_name(part.label),
+                    "legendgroup": part.key,
+                    "showlegend": part.key not in seen,
+                    "marker": {"color": colour, "line": {"color": "rgba(0,0,0,0.45)", "width": 1}},
+                    "customdata": [[part.bytes / 2**30, part.explanation]],
+                    "hovertemplate": (
+                        f"<b>{part.label}</b><br>%{{x:,.2f}} GB = %{{customdata[0]:,.2f}} GiB"
+                        "<br>%{customdata[1]}<extra></extra>"
+                    ),
+                }
             )
             seen.add(part.key)
+        totals.append(total)
     if measured:
-        fig.add_scatter(
-            y=[label for label, _ in measured],
-            x=[b / 1e9 for _, b in measured],
-            mode="markers",
-            marker={"symbol": "diamond", "size": 16, "color": PART_COLOURS["measured"]},
-            name="Measured peak",
-            hovertemplate="Measured: %{x:,.2f} GB<extra></extra>",
+        data.append(
+            {
+                "type": "scatter",
+                "y": [wrap(label, ROW_LABEL_CHARS) for label, _ in measured],
+                "x": [b / 1e9 for _, b in measured],
+                "mode": "markers",
+                "marker": {"symbol": "diamond", "size": 16, "color": PART_COLOURS["measured"]},
+                "name": "Measured peak",
+                "hovertemplate": "Measured: %{x:,.2f} GB<extra></extra>",
+            }
         )
+    shapes, annotations = [], []
+    right_end = max([*totals, *(b for _, b in measured), capacity_bytes or 0, budget_bytes or 0, 1.0]) / 1e9
     if capacity_bytes:
-        fig.add_vline(
-            x=capacity_bytes / 1e9,
-            line={"color": "#D55E00", "width": 3, "dash": "dash"},
-            annotation_text=capacity_label or f"{capacity_bytes / 1e9:,.0f} GB",
-            annotation_position="top",
-            annotation_font_size=15,
+        x = capacity_bytes / 1e9
+        shapes.append(_vline(x, CAPACITY_COLOUR, "dash"))
+        annotations.append(
+            _line_label(
+                x, right_end * 1.08, capacity_label or f"capacity {x:,.0f} GB", CAPACITY_COLOUR, top=True
+            )
         )
     if budget_bytes:
-        fig.add_vline(
-            x=budget_bytes / 1e9,
-            line={"color": "#0072B2", "width": 3, "dash": "dot"},
-            annotation_text=budget_label or f"engine budget {budget_bytes / 1e9:,.0f} GB",
-            annotation_position="bottom left",
-            annotation_font_size=15,
+        x = budget_bytes / 1e9
+        shapes.append(_vline(x, BUDGET_COLOUR, "dot"))
+        annotations.append(
+            _line_label(
+                x, right_end * 1.08, budget_label or f"engine budget {x:,.0f} GB", BUDGET_COLOUR, top=False
+            )
         )
-    fig.update_layout(
-        barmode="stack",
-        title=title or None,
-        xaxis_title="Memory per GPU (GB = 10⁹ bytes)",
-        yaxis={"categoryorder": "array", "categoryarray": list(reversed(labels))},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0},
-        height=max(300, 160 + 60 * len(rows)),
-    )
-    fig = apply_style(fig)
-    fig.update_layout(margin={"b": 110})
-    return fig
+    layout = {
+        "title": chart_title(title or "Memory per GPU", "Stacked parts; hover a part for GB, GiB and why"),
+        "height": 330 + 60 * len(rows),
+        "barmode": "stack",
+        "bargap": 0.45,  # room above and below the bars for the line labels
+        "xaxis": axis("Memory per GPU (GB = 10⁹ bytes)", range=[0, right_end * 1.08]),
+        "yaxis": axis(
+            "Per GPU",
+            type="category",
+            categoryorder="array",
+            categoryarray=list(reversed(labels)),
+        ),
+        "shapes": shapes,
+        "annotations": annotations,
+    }
+    return figure(data, layout)
+
+
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def _time_unit(seconds: float) -> tuple[float, str]:
+    for size, unit in _TIME_UNITS:
+        if seconds >= size * 0.9995:
+            return size, unit
+    return 1e-9, "ns"
+
+
+def _time_text(seconds: float) -> str:
+    size, unit = _time_unit(seconds)
+    return f"{seconds / size:,.3g} {unit}"
+
+
+def decode_time_figure(memory_time_s: float, compute_time_s: float, *, label: str = "") -> Spec:
+    """Time per decode step to stream the bytes from memory vs to do the FLOPs, as two bars.
+
+    ``memory_time_s`` = bytes read per step ÷ memory bandwidth and ``compute_time_s`` = FLOPs
+    per step ÷ dense peak (``llm_memory.decode_step``); the step takes the longer of the two
+    (the roofline bound). Both bars share one linear time axis, so a compute bar hundreds of times
+    shorter than the memory bar is drawn that much shorter; each bar prints its time with units.
+    The title says which one sets the pace and by what factor. ``label`` (model, GPU, batch) goes
+    under the title.
+    """
+    for name, value in (("memory_time_s", memory_time_s), ("compute_time_s", compute_time_s)):
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite time >= 0, got {value!r}")
+    longest = max(memory_time_s, compute_time_s)
+    if longest == 0:
+        raise ValueError("both times are zero: nothing to compare")
+    size, unit = _time_unit(longest)
+    rows = [
+        ("Read the bytes from memory (weights + KV cache)", memory_time_s, MEMORY_TIME_COLOUR),
+        ("Do the math (FLOPs at the dense peak)", compute_time_s, COMPUTE_TIME_COLOUR),
+    ]
+    names = [wrap(text, ROW_LABEL_CHARS) for text, _, _ in rows]
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "y": [row_name],
+            "x": [seconds / size],
+            "name": legend_name(f"{text}: {_time_text(seconds)}"),
+            "marker": {"color": colour},
+            "text": [_time_text(seconds)],
+            "textposition": "outside",
+            "textfont": {"size": LABEL_FONT_PX + 3},
+            "cliponaxis": False,
+            "hovertemplate": f"<b>{text}</b><br>{_time_text(seconds)} per decode step<extra></extra>",
+        }
+        for (text, seconds, colour), row_name in zip(rows, names, strict=True)
+    ]
+    if memory_time_s == compute_time_s or min(memory_time_s, compute_time_s) == 0:
+        ratio_text = ""
+    else:
+        ratio = longest / min(memory_time_s, compute_time_s)
+        other = "compute" if memory_time_s > compute_time_s else "memory"
+        ratio_text = (
+            f", {ratio:,.0f}× the {other} time" if ratio >= 10 else f", {ratio:,.2g}× the {other} time"
+        )
+    if math.isclose(memory_time_s, compute_time_s, rel_tol=0.01):
+        headline = "Balanced: memory and math take about as long"
+    elif memory_time_s > compute_time_s:
+        headline = f"Memory sets the pace: {_time_text(memory_time_s)} per step{ratio_text}"
+    else:
+        headline = f"Compute sets the pace: {_time_text(compute_time_s)} per step{ratio_text}"
+    layout = {
+        "title": chart_title(headline, label or "One decode step: the slower of the two decides its time"),
+        "height": 380,
+        "bargap": 0.35,
+        "showlegend": False,
+        "xaxis": axis(f"Time per decode step ({unit})", range=[0, longest / size * 1.3], rangemode="tozero"),
+        "yaxis": axis("Per decode step", type="category", autorange="reversed"),
+    }
+    return figure(data, layout)

@@ -1,15 +1,16 @@
-"""Charts for the parallelism simulator: the GPU grid, the pipeline Gantt chart, memory per
-stage and communication against compute. Each takes results of ``simulators.parallelism``."""
+"""Charts for the parallelism simulator: the GPU grid, the pipeline Gantt chart, memory per stage
+and communication against compute. Each takes results of ``simulators.parallelism`` and returns a
+plain Plotly figure dict (charts/style.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from charts.memory import memory_bars
 from charts.palette import OKABE_ITO
-from charts.style import apply_style
+from charts.style import LABEL_FONT_PX, Spec, axis, figure, legend_name, wrap
+from charts.style import title as chart_title
 from simulators.llm_memory import MemoryBreakdown, ModelSpec
 from simulators.parallelism import (
     CommTerm,
@@ -31,6 +32,15 @@ INTRA_NODE_COLOUR = OKABE_ITO[4]  # sky blue
 NETWORK_COLOUR = OKABE_ITO[5]  # vermillion
 COLOUR_BY = ("pp", "tp", "dp", "zero", "role")
 _DISCRETE_LIMIT = len(OKABE_ITO)
+ROW_LABEL_CHARS = 22
+# Viridis (colour-blind safe) for more groups than the palette has colours.
+VIRIDIS = [
+    [0.0, "#440154"],
+    [0.25, "#3B528B"],
+    [0.5, "#21908C"],
+    [0.75, "#5DC963"],
+    [1.0, "#FDE725"],
+]
 
 
 def _category(role: GpuRole, colour_by: str) -> tuple[int, str]:
@@ -53,15 +63,25 @@ def _category(role: GpuRole, colour_by: str) -> tuple[int, str]:
     return key, f"Stage {role.pp_stage + 1}, TP shard {role.tp_rank + 1}: same weights"
 
 
-def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | None = None) -> go.Figure:
-    """One square per GPU, a row per node, coloured by what the GPU holds.
+def _stepped_colorscale(colours: Sequence[str]) -> list[list[Any]]:
+    """A colour scale with one flat step per colour, for integer z from 0 to len - 1."""
+    n = len(colours)
+    scale: list[list[Any]] = []
+    for i, colour in enumerate(colours):
+        scale += [[i / n, colour], [(i + 1) / n, colour]]
+    return scale
+
+
+def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | None = None) -> Spec:
+    """One cell per GPU, a row per node, coloured by what the GPU holds.
 
     ``colour_by``: "pp" (pipeline stage: which layers), "tp" (which slice of each weight matrix),
     "dp" (which data-parallel replica), "zero" (which ZeRO shard of the optimizer state, and of
     gradients and parameters at stages 2 and 3) or "role" (GPUs with the same colour hold the
     same weights: DP replicas of one stage and TP shard). Hover text lists every rank and what
     the GPU holds. Up to eight groups get Okabe-Ito colours and a legend; more get the Viridis
-    scale (also colour-blind safe) with a colour bar.
+    scale (also colour-blind safe) with a colour bar. The cells are a heatmap, so they keep to
+    the chart's width on a phone; each shows its global rank while there are at most 256 GPUs.
     """
     if colour_by not in COLOUR_BY:
         raise ValueError(f"colour_by must be one of {list(COLOUR_BY)}, got {colour_by!r}")
@@ -70,58 +90,67 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
     for role in roles:
         key, label = _category(role, colour_by)
         categories.setdefault(key, label)
+    keys = sorted(categories)
+    index_of = {key: i for i, key in enumerate(keys)}
+    discrete = len(categories) <= _DISCRETE_LIMIT
     show_text = layout.n_gpus <= 256
-    hover = [
-        f"<b>GPU {r.rank}</b> (node {r.node}, GPU {r.local_index})<br>"
-        f"DP rank {r.dp_rank} · TP rank {r.tp_rank} · PP stage {r.pp_stage}<br>"
-        + r.holds.replace("; ", "<br>")
-        for r in roles
-    ]
-    cell = max(6, min(44, int(640 / max(layout.gpus_per_node, 1))))
-    fig = go.Figure()
-    if len(categories) <= _DISCRETE_LIMIT:
-        for index, (key, label) in enumerate(sorted(categories.items())):
-            members = [i for i, r in enumerate(roles) if _category(r, colour_by)[0] == key]
-            fig.add_scatter(
-                x=[roles[i].local_index for i in members],
-                y=[roles[i].node for i in members],
-                mode="markers+text" if show_text else "markers",
-                text=[str(roles[i].rank) for i in members] if show_text else None,
-                textfont={"color": "black" if index in (1, 4, 6) else "white", "size": 11},
-                marker={
-                    "symbol": "square",
-                    "size": cell,
-                    "color": OKABE_ITO[index],
-                    "line": {"color": "white", "width": 1},
-                },
-                name=label,
-                hovertext=[hover[i] for i in members],
-                hoverinfo="text",
+    z: list[list[float | None]] = [[None] * layout.gpus_per_node for _ in range(layout.nodes)]
+    text: list[list[str]] = [[""] * layout.gpus_per_node for _ in range(layout.nodes)]
+    hover: list[list[str]] = [[""] * layout.gpus_per_node for _ in range(layout.nodes)]
+    for r in roles:
+        key, label = _category(r, colour_by)
+        z[r.node][r.local_index] = float(index_of[key] if discrete else key)
+        text[r.node][r.local_index] = str(r.rank) if show_text else ""
+        hover[r.node][r.local_index] = (
+            f"<b>GPU {r.rank}</b> (node {r.node}, GPU {r.local_index})<br>"
+            f"DP rank {r.dp_rank} · TP rank {r.tp_rank} · PP stage {r.pp_stage}<br>{label}<br>"
+            + r.holds.replace("; ", "<br>")
+        )
+    heatmap: dict[str, Any] = {
+        "type": "heatmap",
+        "x": list(range(layout.gpus_per_node)),
+        "y": list(range(layout.nodes)),
+        "z": z,
+        "text": text,
+        "texttemplate": "%{text}" if show_text else "",
+        "textfont": {"size": 13 if layout.gpus_per_node <= 8 else 10},
+        "hovertext": hover,
+        "hoverinfo": "text",
+        "xgap": 2,
+        "ygap": 2,
+        "name": "GPU",
+        "showlegend": False,
+    }
+    data: list[dict[str, Any]] = [heatmap]
+    if discrete:
+        colours = [OKABE_ITO[i] for i in range(len(keys))]
+        heatmap |= {
+            "colorscale": _stepped_colorscale(colours),
+            "zmin": -0.5,
+            "zmax": len(keys) - 0.5,
+            "showscale": False,
+        }
+        for i, key in enumerate(keys):  # legend entries: one square per group
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": [None],
+                    "y": [None],
+                    "mode": "markers",
+                    "marker": {"symbol": "square", "size": 14, "color": colours[i]},
+                    "name": legend_name(categories[key]),
+                    "hoverinfo": "skip",
+                }
             )
     else:
-        keys = [_category(r, colour_by)[0] for r in roles]
-        title = {"pp": "PP stage", "tp": "TP rank", "dp": "DP rank", "zero": "ZeRO shard"}.get(
+        bar_title = {"pp": "PP stage", "tp": "TP rank", "dp": "DP rank", "zero": "ZeRO shard"}.get(
             colour_by, "Stage × TP shard"
         )
-        fig.add_scatter(
-            x=[r.local_index for r in roles],
-            y=[r.node for r in roles],
-            mode="markers+text" if show_text else "markers",
-            text=[str(r.rank) for r in roles] if show_text else None,
-            textfont={"color": "white", "size": 10},
-            marker={
-                "symbol": "square",
-                "size": cell,
-                "color": keys,
-                "colorscale": "Viridis",
-                "colorbar": {"title": {"text": title}},
-                "line": {"color": "white", "width": 1},
-            },
-            name="GPU",
-            hovertext=hover,
-            hoverinfo="text",
-            showlegend=False,
-        )
+        heatmap |= {
+            "colorscale": VIRIDIS,
+            "showscale": True,
+            "colorbar": {"title": {"text": bar_title}, "thickness": 14, "len": 0.9},
+        }
     what = {
         "pp": "pipeline stage",
         "tp": "tensor-parallel shard",
@@ -129,42 +158,27 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
         "zero": "ZeRO shard",
         "role": "weights held",
     }[colour_by]
-    fig.update_layout(
-        title=(
-            f"{layout.n_gpus} GPUs = DP {layout.dp} × TP {layout.tp} × PP {layout.pp}, "
-            f"coloured by {what} (numbers: global rank)"
+    spec_layout = {
+        "title": chart_title(
+            f"{layout.n_gpus} GPUs = DP {layout.dp} × TP {layout.tp} × PP {layout.pp}",
+            f"Coloured by {what}; numbers: global rank",
         ),
-        xaxis={
-            "title": "GPU within the node (local index)",
-            "tickmode": "array",
-            "tickvals": list(range(layout.gpus_per_node)),
-            "range": [-0.6, layout.gpus_per_node - 0.4],
-            "showgrid": False,
-            "zeroline": False,
-        },
-        yaxis={
-            "title": "Node",
-            "tickmode": "array",
-            "tickvals": list(range(layout.nodes)),
-            "range": [layout.nodes - 0.4, -0.6],
-            "showgrid": False,
-            "zeroline": False,
-        },
-        height=min(1000, 200 + (cell + 8) * layout.nodes),
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
-        plot_bgcolor="white",
-    )
-    fig = apply_style(fig)
-    fig.update_layout(margin={"b": 120})
-    return fig
+        "height": min(1000, 300 + 46 * layout.nodes + 22 * (len(keys) if discrete else 0)),
+        "xaxis": axis("GPU within the node (local index)", dtick=1, showgrid=False, zeroline=False),
+        "yaxis": axis("Node", dtick=1, autorange="reversed", showgrid=False, zeroline=False),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    return figure(data, spec_layout)
 
 
-def pipeline_gantt_figure(slots: Sequence[Slot], schedule_name: str = "", title: str = "") -> go.Figure:
+def pipeline_gantt_figure(slots: Sequence[Slot], schedule_name: str = "", title: str = "") -> Spec:
     """Bars of forward and backward passes per stage, idle time hatched, the bubble in the title.
 
     ``slots`` from ``simulators.parallelism.pipeline_schedule``. The title gives the idle
     fraction measured on the schedule, which equals (p − 1)/(m + p − 1), and Megatron's
-    bubble ratio (p − 1)/m.
+    bubble ratio (p − 1)/m. A stage is one GPU or one tensor-parallel group. Micro-batch numbers
+    sit inside the bars where they fit at a readable size; Plotly hides those it would have to
+    shrink.
     """
     if not slots:
         raise ValueError("no passes to draw: the schedule is empty")
@@ -172,68 +186,77 @@ def pipeline_gantt_figure(slots: Sequence[Slot], schedule_name: str = "", title:
     microbatches = 1 + max(s.microbatch for s in slots)
     label = [f"Stage {s + 1}" for s in range(stages)]
     show_text = len(slots) <= 400
-    fig = go.Figure()
+    data: list[dict[str, Any]] = []
     for phase, colour, name in (
         ("forward", FORWARD_COLOUR, "Forward pass (number: micro-batch)"),
         ("backward", BACKWARD_COLOUR, "Backward pass (2 × forward)"),
     ):
         chosen = [s for s in slots if s.phase == phase]
-        fig.add_bar(
-            y=[label[s.stage] for s in chosen],
-            x=[s.end - s.start for s in chosen],
-            base=[s.start for s in chosen],
-            orientation="h",
-            name=name,
-            marker={"color": colour, "line": {"color": "white", "width": 1}},
-            text=[str(s.microbatch + 1) for s in chosen] if show_text else None,
-            textposition="inside",
-            insidetextanchor="middle",
-            textfont={"color": "white" if phase == "forward" else "black"},
-            customdata=[[s.microbatch + 1, s.start, s.end] for s in chosen],
-            hovertemplate=(
+        bars: dict[str, Any] = {
+            "type": "bar",
+            "y": [label[s.stage] for s in chosen],
+            "x": [float(s.end - s.start) for s in chosen],
+            "base": [float(s.start) for s in chosen],
+            "orientation": "h",
+            "name": name,
+            "marker": {"color": colour, "line": {"color": "white", "width": 1}},
+            "customdata": [[s.microbatch + 1, float(s.start), float(s.end)] for s in chosen],
+            "hovertemplate": (
                 f"<b>{phase.capitalize()}</b> of micro-batch %{{customdata[0]}}<br>"
                 "%{y}, from %{customdata[1]:g} to %{customdata[2]:g}<extra></extra>"
             ),
-        )
+        }
+        if show_text:
+            bars |= {
+                "text": [str(s.microbatch + 1) for s in chosen],
+                "textposition": "inside",
+                "insidetextanchor": "middle",
+                "textfont": {"color": "white" if phase == "forward" else "black", "size": 12},
+            }
+        data.append(bars)
     gaps = schedule_idle_intervals(slots)
     if gaps:
-        fig.add_bar(
-            y=[label[g[0]] for g in gaps],
-            x=[g[2] - g[1] for g in gaps],
-            base=[g[1] for g in gaps],
-            orientation="h",
-            name="Idle: pipeline bubble",
-            marker={
-                "color": "rgba(187,187,187,0.35)",
-                "line": {"color": IDLE_COLOUR, "width": 1},
-                "pattern": {"shape": "/", "fgcolor": "#777777", "size": 8},
-            },
-            customdata=[[g[1], g[2]] for g in gaps],
-            hovertemplate="<b>Idle</b><br>%{y}, from %{customdata[0]:g} to %{customdata[1]:g}<extra></extra>",
+        data.append(
+            {
+                "type": "bar",
+                "y": [label[g[0]] for g in gaps],
+                "x": [float(g[2] - g[1]) for g in gaps],
+                "base": [float(g[1]) for g in gaps],
+                "orientation": "h",
+                "name": "Idle: pipeline bubble",
+                "marker": {
+                    "color": "rgba(187,187,187,0.35)",
+                    "line": {"color": IDLE_COLOUR, "width": 1},
+                    "pattern": {"shape": "/", "fgcolor": "#777777", "size": 8},
+                },
+                "customdata": [[float(g[1]), float(g[2])] for g in gaps],
+                "hovertemplate": "<b>Idle</b><br>%{y}, from %{customdata[0]:g} to %{customdata[1]:g}"
+                "<extra></extra>",
+            }
         )
     idle = schedule_idle_fraction(slots)
     ratio = megatron_bubble_ratio(stages, microbatches)
     name = {"gpipe": "GPipe", "1f1b": "1F1B"}.get(schedule_name.lower(), schedule_name)
-    heading = title or (
-        f"{name + ': ' if name else ''}{stages} stages, {microbatches} micro-batches. Bubble: "
-        f"{idle:.1%} of GPU time idle = (p−1)/(m+p−1); Megatron's (p−1)/m = {ratio:.3f}"
+    headline = title or f"Pipeline bubble: {idle:.1%} of GPU time idle"
+    detail = (
+        f"{name + ': ' if name else ''}{stages} stages, {microbatches} micro-batches. "
+        f"Idle = (p−1)/(m+p−1); Megatron's (p−1)/m = {ratio:.3f}"
     )
-    fig.update_layout(
-        barmode="overlay",
-        title=heading,
-        xaxis_title="Time (in forward passes of one micro-batch on one stage)",
-        yaxis={
-            "title": "Pipeline stage (one GPU or TP group)",
-            "categoryorder": "array",
-            "categoryarray": list(reversed(label)),
-        },
-        bargap=0.25,
-        height=max(280, 140 + 45 * stages),
-        legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
-    )
-    fig = apply_style(fig)
-    fig.update_layout(margin={"b": 110})
-    return fig
+    layout = {
+        "title": chart_title(headline, detail),
+        "barmode": "overlay",
+        "bargap": 0.25,
+        "height": max(480, 280 + 40 * stages),
+        "uniformtext": {"mode": "hide", "minsize": 10},
+        "xaxis": axis("Time (in forward passes of one micro-batch on one stage)", rangemode="tozero"),
+        "yaxis": axis(
+            "Pipeline stage",
+            type="category",
+            categoryorder="array",
+            categoryarray=list(reversed(label)),
+        ),
+    }
+    return figure(data, layout)
 
 
 def memory_breakdown_figure(
@@ -241,7 +264,7 @@ def memory_breakdown_figure(
     capacity_bytes: float | None = None,
     capacity_label: str = "",
     title: str = "",
-) -> go.Figure:
+) -> Spec:
     """Stacked memory of one GPU per pipeline stage (from ``memory_by_stage``) against capacity.
 
     Bars in GB (10⁹ bytes), hover in GB and GiB with each part's explanation; a dashed line at
@@ -256,20 +279,27 @@ def memory_breakdown_figure(
     )
 
 
-def comm_vs_compute_figure(terms: Sequence[CommTerm], step: StepTime, title: str = "") -> go.Figure:
+def _seconds(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.2f} s"
+    return f"{value * 1e3:,.1f} ms"
+
+
+def comm_vs_compute_figure(terms: Sequence[CommTerm], step: StepTime, title: str = "") -> Spec:
     """Seconds per step: compute, pipeline bubble and each communication term, side by side.
 
     Communication bars are coloured by the link they use (inside a node or over the network);
-    hover gives bytes per GPU, the effective bandwidth and the formula. The title gives the
-    scaling efficiency (ideal compute / step time) from ``step``.
+    each row is named by the term, and its hover gives the link, bytes per GPU, the effective
+    bandwidth and the formula. Each bar prints its time
+    where it fits. The title gives the scaling efficiency (ideal compute / step time) from ``step``.
     """
     rows: list[tuple[str, float, str, str, str]] = [
         (
-            "Compute (6 × params × tokens / (GPUs × peak × MFU))",
+            "Compute (ideal split)",
             step.compute_s,
             COMPUTE_COLOUR,
             "Compute",
-            "ideal compute time if the work split perfectly",
+            "6 × params × tokens ÷ (GPUs × peak × MFU): ideal compute time if the work split perfectly",
         ),
         (
             "Pipeline bubble",
@@ -283,49 +313,59 @@ def comm_vs_compute_figure(terms: Sequence[CommTerm], step: StepTime, title: str
         where = "over the network" if term.crosses_nodes else "inside a node"
         rows.append(
             (
-                f"{term.name} — {term.link_name}",
+                term.name,
                 term.time_s,
                 NETWORK_COLOUR if term.crosses_nodes else INTRA_NODE_COLOUR,
                 f"Communication {where}",
+                f"over {term.link_name}<br>"
                 f"{term.bytes_per_gpu / 1e9:,.2f} GB per GPU at {term.bandwidth_bytes_per_s / 1e9:,.0f} GB/s"
                 f"<br>{term.formula}"
                 + ("<br>can overlap with the backward pass" if term.overlappable else ""),
             )
         )
-    fig = go.Figure()
+    data: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for label, seconds, colour, group, detail in rows:
-        fig.add_bar(
-            y=[label],
-            x=[seconds],
-            orientation="h",
-            name=group,
-            legendgroup=group,
-            showlegend=group not in seen,
-            marker_color=colour,
-            customdata=[[seconds * 1e3, detail]],
-            hovertemplate=(
-                f"<b>{label}</b><br>%{{customdata[0]:,.1f}} ms per step<br>%{{customdata[1]}}<extra></extra>"
-            ),
+    labels = [wrap(r[0], ROW_LABEL_CHARS) for r in rows]
+    for (label, seconds, colour, group, detail), row in zip(rows, labels, strict=True):
+        data.append(
+            {
+                "type": "bar",
+                "y": [row],
+                "x": [seconds],
+                "orientation": "h",
+                "name": group,
+                "legendgroup": group,
+                "showlegend": group not in seen,
+                "marker": {"color": colour},
+                "text": [_seconds(seconds)],
+                "textposition": "outside",
+                "textfont": {"size": LABEL_FONT_PX},
+                "cliponaxis": False,
+                "customdata": [[seconds * 1e3, detail]],
+                "hovertemplate": (
+                    f"<b>{label}</b><br>%{{customdata[0]:,.1f}} ms per step<br>%{{customdata[1]}}"
+                    "<extra></extra>"
+                ),
+            }
         )
         seen.add(group)
-    heading = title or (
-        f"Step ≈ {step.total_s:.2f} s: scaling efficiency {step.scaling_efficiency:.0%} "
-        f"(ideal compute / step time)"
-        + (
-            f", {1 - step.dp_exposed_s / step.dp_s:.0%} of DP traffic hidden"
-            if step.dp_s and step.dp_exposed_s < step.dp_s
-            else ""
-        )
+    hidden = (
+        f", {1 - step.dp_exposed_s / step.dp_s:.0%} of DP traffic hidden"
+        if step.dp_s and step.dp_exposed_s < step.dp_s
+        else ""
     )
-    labels = [r[0] for r in rows]
-    fig.update_layout(
-        title=heading,
-        xaxis_title="Time per optimizer step (s)",
-        yaxis={"categoryorder": "array", "categoryarray": list(reversed(labels))},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
-        height=max(300, 160 + 50 * len(rows)),
-    )
-    fig = apply_style(fig)
-    fig.update_layout(margin={"b": 110})
-    return fig
+    headline = title or f"Step ≈ {step.total_s:.2f} s: scaling efficiency {step.scaling_efficiency:.0%}"
+    longest = max([r[1] for r in rows] + [1e-9])
+    layout = {
+        "title": chart_title(headline, f"Scaling efficiency = ideal compute ÷ step time{hidden}"),
+        "height": max(380, 240 + 70 * len(rows)),
+        "uniformtext": {"mode": "hide", "minsize": LABEL_FONT_PX - 1},
+        "xaxis": axis("Time per optimizer step (s)", range=[0, longest * 1.25]),
+        "yaxis": axis(
+            "Where the step's time goes",
+            type="category",
+            categoryorder="array",
+            categoryarray=list(reversed(labels)),
+        ),
+    }
+    return figure(data, layout)

@@ -1,21 +1,32 @@
-"""Plotly figures for the roofline page: the log-log roofline and the decode batch sweep.
+"""Figures for the roofline page: the log-log roofline and the decode batch sweep.
 
-Pure builders: model records in (``simulators.roofline``), ``go.Figure`` out; no Streamlit.
-The model keeps FLOP/s and bytes/s; the charts show TFLOP/s (10^12 FLOP/s, dense) and TB/s.
-Measured points (``MeasuredPoint``) from measure/ are drawn beside the predicted roofs, each
-with its fraction of the roof in the hover.
+Pure builders: model records in (``simulators.roofline``), a plain Plotly figure dict out
+(charts/style.py); no Streamlit, no plotly import. The model keeps FLOP/s and bytes/s; the charts
+show TFLOP/s (10¹² FLOP/s, dense) and TB/s. Measured points (``MeasuredPoint``) from measure/ are
+drawn beside the predicted roofs, each with its fraction of the roof in the hover.
+
+Point labels: only a few points get a text label, chosen so no two labels share a band of the
+chart (``_pick_labels``); every point names itself in its hover.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from dataclasses import dataclass
+from typing import Any
 
 from charts.palette import OKABE_ITO
-from charts.style import apply_style
+from charts.style import (
+    LABEL_FONT_PX,
+    Spec,
+    axis,
+    decade_ticks,
+    figure,
+    legend_name,
+    narrow_fraction,
+)
+from charts.style import title as chart_title
 from simulators.hardware import Accelerator
 from simulators.llm_memory import ModelSpec
 from simulators.roofline import (
@@ -39,6 +50,7 @@ TERA = 1e12
 X_TITLE = "Arithmetic intensity (FLOP per byte of device-memory traffic)"
 Y_TITLE = "Attainable FLOP/s, dense (TFLOP/s)"
 OPERATION_COLOR = "#000000"
+DECODE_COLOR = OKABE_ITO[5]  # vermillion: not an accelerator colour unless five are shown
 # Okabe-Ito without yellow (too pale on white) and black (kept for the operations).
 ACCELERATOR_COLORS: tuple[str, ...] = tuple(OKABE_ITO[i] for i in (0, 1, 2, 3, 5, 4))
 KIND_SYMBOLS: dict[str, str] = {
@@ -50,6 +62,12 @@ KIND_SYMBOLS: dict[str, str] = {
     "model": "cross",
 }
 MEASURED_SYMBOL = "star"
+MAX_LABELS = 6  # point labels on one roofline; the rest are in the hover
+# Labels are placed for the narrowest chart (a phone, charts.style.narrow_fraction). Two labels
+# collide when their points are closer than this, in decades, on both axes: a 12-character label
+# spans about 1.3 decades of x on a phone.
+LABEL_SPAN_X_DECADES = 1.4
+LABEL_SPAN_Y_DECADES = 0.45
 
 _TIME_PREFIXES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
@@ -83,14 +101,34 @@ def _roof_peak(accelerator: Accelerator, dtype: str) -> float | None:
     return None
 
 
-def _legend_name(label: str, accelerator: Accelerator) -> str:
-    """A roof label without the accelerator's name: the legend group title already says it."""
+def _roof_name(label: str, accelerator: Accelerator) -> str:
+    """A roof label without the accelerator's name (the legend entry of the group says it)."""
     prefix = f"{accelerator.name} "
     return label[len(prefix) :] if label.startswith(prefix) else label
 
 
-def _add_roofs(
-    fig: go.Figure,
+def _group_name(accelerator: Accelerator, found: Sequence[Roof], achievable: bool) -> str:
+    """The legend entry of an accelerator's roofs; it carries the ridge point's value, so no label
+    on the chart has to (one there would meet the point labels on a phone)."""
+    if achievable:
+        return f"{accelerator.name}: achievable (80% of peak, 90% of bandwidth)"
+    ridge = _ridge_roof(found)
+    if ridge is None:
+        return accelerator.name
+    return f"{accelerator.name}: ridge {ridge[0]:,.0f} FLOP/B ({ridge[1].dtype})"
+
+
+def _ridge_roof(found: Sequence[Roof]) -> tuple[float, ComputeRoof] | None:
+    """(ridge intensity in FLOP/byte, the compute roof it is on): the tensor roof, else any."""
+    tensor = next((r for r in found if isinstance(r, ComputeRoof) and r.unit == "tensor"), None)
+    if tensor is None:
+        tensor = next((r for r in found if isinstance(r, ComputeRoof)), None)
+    if tensor is None:
+        return None
+    return tensor.peak_flops / _device_bandwidth(found), tensor
+
+
+def _roof_traces(
     accelerator: Accelerator,
     found: Sequence[Roof],
     color: str,
@@ -98,28 +136,45 @@ def _add_roofs(
     x_high: float,
     *,
     achievable: bool,
-) -> None:
+) -> list[dict[str, Any]]:
+    """The roofs of one accelerator, in one legend group with a single legend entry."""
     computes = [r for r in found if isinstance(r, ComputeRoof)]
     memories = [r for r in found if isinstance(r, MemoryRoof)]
     top = max((r.peak_flops for r in computes), default=None)
     device_bw = next((r.bandwidth_bytes_per_s for r in memories if r.level == "device"), None)
     group = f"{accelerator.id}-achievable" if achievable else accelerator.id
+    opacity = 0.75 if achievable else 1.0
+    traces: list[dict[str, Any]] = [
+        {  # the group's legend entry: clicking it shows or hides all of this accelerator's roofs
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "lines",
+            "name": legend_name(_group_name(accelerator, found, achievable)),
+            "legendgroup": group,
+            "line": {"color": color, "width": 3, "dash": "dash" if achievable else "solid"},
+            "hoverinfo": "skip",
+        }
+    ]
     for roof in memories:
         bw = roof.bandwidth_bytes_per_s
         x_end = min(top / bw, x_high) if top else x_high
         dash = "dash" if achievable else ("dot" if roof.level == "l2" else "solid")
-        fig.add_scatter(
-            x=[x_low, x_end],
-            y=[x_low * bw / TERA, x_end * bw / TERA],
-            mode="lines",
-            name=f"{'L2' if roof.level == 'l2' else 'memory'} roof: {_legend_name(roof.label, accelerator)}",
-            legendgroup=group,
-            legendgrouptitle_text=f"{accelerator.name}{' (achievable)' if achievable else ''}",
-            line={"color": color, "width": 2 if achievable or roof.level == "l2" else 3, "dash": dash},
-            opacity=0.7 if achievable else 1.0,
-            hovertemplate=(
-                f"<b>{roof.label}</b><br>intensity %{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s<extra></extra>"
-            ),
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [x_low, x_end],
+                "y": [x_low * bw / TERA, x_end * bw / TERA],
+                "mode": "lines",
+                "name": f"{'L2' if roof.level == 'l2' else 'memory'} roof: "
+                f"{_roof_name(roof.label, accelerator)}",
+                "legendgroup": group,
+                "showlegend": False,
+                "line": {"color": color, "width": 2 if achievable or roof.level == "l2" else 3, "dash": dash},
+                "opacity": opacity,
+                "hovertemplate": f"<b>{roof.label}</b><br>intensity %{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s"
+                "<extra></extra>",
+            }
         )
     for roof in computes:
         x_start = roof.peak_flops / device_bw if device_bw else x_low
@@ -127,54 +182,62 @@ def _add_roofs(
             dash, width = "dash", 2
         else:
             dash, width = ("solid", 3) if roof.unit == "tensor" else ("longdash", 2)
-        fig.add_scatter(
-            x=[x_start, x_high],
-            y=[roof.peak_flops / TERA] * 2,
-            mode="lines",
-            name=f"compute roof: {_legend_name(roof.label, accelerator)}",
-            legendgroup=group,
-            legendgrouptitle_text=f"{accelerator.name}{' (achievable)' if achievable else ''}",
-            line={"color": color, "width": width, "dash": dash},
-            opacity=0.7 if achievable else 1.0,
-            hovertemplate=f"<b>{roof.label}</b><br>ridge at %{{x:.3g}} FLOP/B<extra></extra>",
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [x_start, x_high],
+                "y": [roof.peak_flops / TERA] * 2,
+                "mode": "lines",
+                "name": f"compute roof: {_roof_name(roof.label, accelerator)}",
+                "legendgroup": group,
+                "showlegend": False,
+                "line": {"color": color, "width": width, "dash": dash},
+                "opacity": opacity,
+                "hovertemplate": f"<b>{roof.label}</b><br>ridge at %{{x:.3g}} FLOP/B<extra></extra>",
+            }
         )
+    return traces
 
 
-def _add_ridge(
-    fig: go.Figure, accelerator: Accelerator, found: Sequence[Roof], color: str, index: int
-) -> None:
-    tensor = next((r for r in found if isinstance(r, ComputeRoof) and r.unit == "tensor"), None)
-    if tensor is None:
-        tensor = next((r for r in found if isinstance(r, ComputeRoof)), None)
-    if tensor is None:
-        return
-    ridge = tensor.peak_flops / _device_bandwidth(found)
-    fig.add_scatter(
-        x=[ridge],
-        y=[tensor.peak_flops / TERA],
-        mode="markers",
-        marker={"symbol": "circle-open", "size": 18, "color": color, "line": {"width": 3}},
-        name=f"ridge point: {ridge:,.0f} FLOP/byte ({tensor.dtype})",
-        legendgroup=accelerator.id,
-        legendgrouptitle_text=accelerator.name,
-        hovertemplate=(
-            f"<b>{accelerator.name} ridge point</b><br>{ridge:,.1f} FLOP/byte = "
-            f"{tensor.peak_flops / TERA:,.4g} TFLOP/s / {_device_bandwidth(found) / TERA:,.3g} TB/s"
-            "<br>left: memory-bound, right: compute-bound<extra></extra>"
-        ),
+def _ridge(
+    accelerator: Accelerator, found: Sequence[Roof], color: str, y_bottom: float
+) -> list[dict[str, Any]]:
+    """The ridge point: an open circle on the roof and a dotted drop line to the bottom of the
+    plot, where memory-bound (left) turns compute-bound (right). Its value is in the legend."""
+    found_ridge = _ridge_roof(found)
+    if found_ridge is None:
+        return []
+    ridge, tensor = found_ridge
+    bandwidth = _device_bandwidth(found)
+    hover = (
+        f"<b>{accelerator.name} ridge point</b><br>{ridge:,.1f} FLOP/byte = "
+        f"{tensor.peak_flops / TERA:,.4g} TFLOP/s / {bandwidth / TERA:,.3g} TB/s"
+        "<br>left: memory-bound, right: compute-bound<extra></extra>"
     )
-    fig.add_annotation(
-        x=math.log10(ridge),
-        y=math.log10(tensor.peak_flops / TERA),
-        text=f"ridge {ridge:,.0f} FLOP/B",
-        showarrow=True,
-        arrowhead=2,
-        ax=30,
-        ay=45 + 32 * index,
-        xanchor="left",
-        font={"color": color},
-        bgcolor="rgba(255,255,255,0.8)",
-    )
+    return [
+        {
+            "type": "scatter",
+            "x": [ridge, ridge],
+            "y": [y_bottom, tensor.peak_flops / TERA],
+            "mode": "lines",
+            "name": f"ridge line {accelerator.name}",
+            "legendgroup": accelerator.id,
+            "showlegend": False,
+            "line": {"color": color, "width": 1.5, "dash": "dot"},
+            "hovertemplate": hover,
+        },
+        {
+            "type": "scatter",
+            "x": [ridge],
+            "y": [tensor.peak_flops / TERA],
+            "mode": "markers",
+            "marker": {"symbol": "circle-open", "size": 18, "color": color, "line": {"width": 3}},
+            "name": f"ridge point: {ridge:,.0f} FLOP/byte ({tensor.dtype})",
+            "legendgroup": accelerator.id,
+            "showlegend": False,
+            "hovertemplate": hover,
+        },
+    ]
 
 
 def _operation_hover(op: Operation, accelerators: Sequence[Accelerator]) -> str:
@@ -197,85 +260,124 @@ def _operation_hover(op: Operation, accelerators: Sequence[Accelerator]) -> str:
     return "<br>".join(lines)
 
 
-_TEXT_POSITIONS = ("bottom right", "top left")  # opposite sides of a rising or flat roof
+def _on_roof(op: Operation, accelerator: Accelerator) -> float:
+    """Where ``op`` sits on ``accelerator``'s roof, in FLOP/s."""
+    prediction = predict(op, accelerator)
+    if prediction is not None:
+        return prediction.attainable_flops
+    return op.intensity * accelerator.memory_bandwidth_bytes_per_s
 
 
-def _add_operations(
-    fig: go.Figure, operations: Sequence[Operation], accelerators: Sequence[Accelerator], labels: bool
-) -> None:
-    first = accelerators[0]
-    # Neighbours in intensity get different label positions, so clustered labels overlap less.
-    order = sorted(range(len(operations)), key=lambda i: operations[i].intensity)
-    position = {i: _TEXT_POSITIONS[rank % len(_TEXT_POSITIONS)] for rank, i in enumerate(order)}
-    for kind, description in KINDS.items():
-        indices = [i for i, op in enumerate(operations) if op.kind == kind]
-        if not indices:
+@dataclass
+class _Point:
+    """A candidate for a text label: log10 position, label text, whether it sits on a slope."""
+
+    x: float
+    y: float
+    text: str
+    sloped: bool
+    chosen: bool = False
+    position: str = "bottom right"
+
+
+def _pick_labels(points: Sequence[_Point], x_range: tuple[float, float], limit: int = MAX_LABELS) -> None:
+    """Mark up to ``limit`` points (in priority order) whose labels cannot overlap, and place each.
+
+    On a slope (memory-bound) a label goes below and to the right of its point, away from the
+    rising roof; on a flat roof (compute-bound) it goes above, centred (the y range leaves room
+    above the highest roof). Where a label would run past an edge of a phone-width plot it turns
+    to the other side, so it is never cut off. Two labels conflict when their points are within
+    ``LABEL_SPAN_*`` decades on both axes; the later one stays in the hover only.
+    """
+    chosen: list[_Point] = []
+    for point in points:
+        if len(chosen) >= limit or not point.text:
             continue
-        ops = [operations[i] for i in indices]
-        ys = []
-        for op in ops:
-            prediction = predict(op, first)
-            flops = (
-                prediction.attainable_flops
-                if prediction
-                else op.intensity * first.memory_bandwidth_bytes_per_s
-            )
-            ys.append(flops / TERA)
-        fig.add_scatter(
-            x=[op.intensity for op in ops],
-            y=ys,
-            mode="markers+text" if labels else "markers",
-            text=[op.short_label for op in ops],
-            textposition=[position[i] for i in indices],
-            textfont={"size": 14},
-            marker={
-                "symbol": KIND_SYMBOLS[kind],
-                "size": 14,
-                "color": OPERATION_COLOR,
-                "line": {"color": "white", "width": 1},
-            },
-            name=description,
-            legendgroup="operations",
-            legendgrouptitle_text=f"Operations (on the {first.name} roof)",
-            hovertext=[_operation_hover(op, accelerators) for op in ops],
-            hoverinfo="text",
-        )
+        if any(
+            abs(point.x - other.x) < LABEL_SPAN_X_DECADES and abs(point.y - other.y) < LABEL_SPAN_Y_DECADES
+            for other in chosen
+        ):
+            continue
+        where = (point.x - x_range[0]) / (x_range[1] - x_range[0])
+        width = narrow_fraction(point.text)
+        if point.sloped:
+            point.position = "bottom right" if where + width < 0.98 else "top left"
+        elif where + width / 2 > 0.98:
+            point.position = "top left"
+        elif where - width / 2 < 0.02:
+            point.position = "top right"
+        else:
+            point.position = "top center"
+        point.chosen = True
+        chosen.append(point)
 
 
-def _add_measured(
-    fig: go.Figure, measured: Sequence[MeasuredPoint], accelerators: Sequence[Accelerator], dtype: str
-) -> None:
+def _measured_traces(
+    measured: Sequence[MeasuredPoint], accelerators: Sequence[Accelerator], dtype: str
+) -> list[dict[str, Any]]:
+    """One trace (one legend entry) per accelerator the points are held to; each point in the hover."""
     by_id = {acc.id: (i, acc) for i, acc in enumerate(accelerators)}
+    groups: dict[int, list[MeasuredPoint]] = {}
     for point in measured:
-        index, acc = by_id.get(point.accelerator_id or "", (0, accelerators[0]))
+        index, _ = by_id.get(point.accelerator_id or "", (0, accelerators[0]))
+        groups.setdefault(index, []).append(point)
+    traces = []
+    for index, points in sorted(groups.items()):
+        acc = accelerators[index]
         peak = _roof_peak(acc, dtype)
-        lines = [
-            f"<b>measured: {point.name}</b>",
-            f"intensity {point.intensity:,.3g} FLOP/byte",
-            f"achieved {point.achieved_flops / TERA:,.3g} TFLOP/s",
-        ]
-        if peak is not None:
-            roof = attainable_flops(point.intensity, peak, acc.memory_bandwidth_bytes_per_s)
-            fraction = point.fraction_of_roof(peak, acc.memory_bandwidth_bytes_per_s)
-            lines.append(f"{acc.name} roof here: {roof / TERA:,.3g} TFLOP/s; achieved = {fraction:.0%} of it")
-        if point.note:
-            lines.append(point.note)
-        fig.add_scatter(
-            x=[point.intensity],
-            y=[point.achieved_flops / TERA],
-            mode="markers",
-            marker={
-                "symbol": MEASURED_SYMBOL,
-                "size": 18,
-                "color": accelerator_color(index),
-                "line": {"color": "black", "width": 1.5},
-            },
-            name=point.name,
-            legendgroup="measured",
-            legendgrouptitle_text="Measured",
-            hovertext=["<br>".join(lines)],
-            hoverinfo="text",
+        hovers = []
+        for point in points:
+            lines = [
+                f"<b>measured: {point.name}</b>",
+                f"intensity {point.intensity:,.3g} FLOP/byte",
+                f"achieved {point.achieved_flops / TERA:,.3g} TFLOP/s",
+            ]
+            if peak is not None:
+                roof = attainable_flops(point.intensity, peak, acc.memory_bandwidth_bytes_per_s)
+                fraction = point.fraction_of_roof(peak, acc.memory_bandwidth_bytes_per_s)
+                lines.append(
+                    f"{acc.name} roof here: {roof / TERA:,.3g} TFLOP/s; achieved = {fraction:.0%} of it"
+                )
+            if point.note:
+                lines.append(point.note)
+            hovers.append("<br>".join(lines))
+        against = f", held to the {acc.name} roof" if len(accelerators) > 1 else ""
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [p.intensity for p in points],
+                "y": [p.achieved_flops / TERA for p in points],
+                "mode": "markers",
+                "marker": {
+                    "symbol": MEASURED_SYMBOL,
+                    "size": 15,
+                    "color": accelerator_color(index),
+                    "line": {"color": "black", "width": 1.2},
+                },
+                "name": legend_name(f"measured kernels ({len(points)}, hover for each){against}"),
+                "legendgroup": "measured",
+                "hovertext": hovers,
+                "hoverinfo": "text",
+            }
         )
+    return traces
+
+
+def _decode_hover(op: Operation, accelerator: Accelerator) -> str:
+    prediction = predict(op, accelerator)
+    lines = [f"<b>{op.name}</b>", f"intensity {op.intensity:,.3g} FLOP/byte"]
+    if prediction is not None:
+        lines.append(
+            f"{accelerator.name}: {prediction.bound}-bound, step {_time(prediction.time_s)}, "
+            f"{prediction.attainable_flops / TERA:,.3g} TFLOP/s"
+        )
+    if op.note:
+        lines.append(op.note)
+    return "<br>".join(lines)
+
+
+def _batch_label(op: Operation) -> str:
+    return op.short_label.replace("decode ", "")
 
 
 def roofline_figure(
@@ -288,20 +390,30 @@ def roofline_figure(
     title: str = "",
     labels: bool = True,
     height: int = 720,
-) -> go.Figure:
-    """Log-log roofline for one or more accelerators, with operations and measured points.
+    decode_path: Sequence[Operation] = (),
+    decode_selected: Operation | None = None,
+) -> Spec:
+    """Log-log roofline for one or more accelerators, with operations, a decode path and measured points.
 
-    Per accelerator (one colour each): the tensor roof at ``dtype`` (solid) and the vector FP32
-    roof (long dashes), the device-memory roof (solid slope) and, where a measured L2 bandwidth
-    is sourced, an L2 roof (dotted); the ridge point (open circle, annotated). With
+    Per accelerator (one colour each, one legend entry that toggles them all and names the ridge
+    point's value): the tensor roof at ``dtype`` (solid) and the vector FP32 roof (long dashes),
+    the device-memory roof (solid slope) and, where a measured L2 bandwidth is sourced, an L2 roof
+    (dotted); the ridge point (open circle, with a dotted drop line to the x axis). With
     ``show_achievable``, dashed ceilings at 80% of the tensor peak and 90% of the bandwidth
-    (``simulators.roofline.achievable_roofs``). Operations are black markers, one shape per kind,
-    placed on the first accelerator's roof; their hover gives FLOPs, bytes, intensity, bound and
-    predicted time on every accelerator shown. Measured points are stars with their fraction of
-    the roof (tensor peak at ``dtype``) in the hover.
+    (``simulators.roofline.achievable_roofs``). Operations are black markers, one shape (and
+    legend entry) per kind, placed on the first accelerator's roof; their hover gives FLOPs,
+    bytes, intensity, bound and predicted time on every accelerator shown. A few points carry a
+    text label (chosen so labels never overlap); the rest name themselves in the hover.
+
+    ``decode_path`` (for example ``decode_step_op`` at batch 1, 2, 4 … 4096) is drawn on the first
+    accelerator's roof as a connected line of small markers, a few labelled with their batch
+    size; ``decode_selected`` is a large highlighted marker with a label. Measured points are
+    stars, one legend entry per accelerator they are held to, each point's fraction of the roof
+    (tensor peak at ``dtype``) in its hover. Returns a plain Plotly figure dict.
     """
     if not accelerators:
         raise ValueError("roofline_figure needs at least one accelerator")
+    first = accelerators[0]
     all_roofs = [roofs(acc, dtype) for acc in accelerators]
     ridges = [
         r.peak_flops / _device_bandwidth(found)
@@ -309,21 +421,11 @@ def roofline_figure(
         for r in found
         if isinstance(r, ComputeRoof)
     ]
-    intensities = [op.intensity for op in operations if op.intensity > 0]
+    decode_ops = list(decode_path) + ([decode_selected] if decode_selected is not None else [])
+    intensities = [op.intensity for op in [*operations, *decode_ops] if op.intensity > 0]
     intensities += [p.intensity for p in measured]
     low, high = _log_range([1.0, 1000.0, *ridges, *intensities], pad_decades=0.6)
     x_low, x_high = 10**low, 10**high
-
-    fig = go.Figure()
-    for index, (acc, found) in enumerate(zip(accelerators, all_roofs, strict=True)):
-        color = accelerator_color(index)
-        _add_roofs(fig, acc, found, color, x_low, x_high, achievable=False)
-        if show_achievable:
-            _add_roofs(fig, acc, achievable_roofs(acc, dtype), color, x_low, x_high, achievable=True)
-        _add_ridge(fig, acc, found, color, index)
-    _add_operations(fig, operations, accelerators, labels)
-    if measured:
-        _add_measured(fig, measured, accelerators, dtype)
 
     peaks = [r.peak_flops for found in all_roofs for r in found if isinstance(r, ComputeRoof)]
     bandwidths = [r.bandwidth_bytes_per_s for found in all_roofs for r in found if isinstance(r, MemoryRoof)]
@@ -331,17 +433,134 @@ def roofline_figure(
     y_values += [p.achieved_flops / TERA for p in measured]
     if not peaks:
         y_values.append(x_high * max(bandwidths) / TERA)
-    y_low, y_high = _log_range(y_values, pad_decades=0.2)
+    y_low, y_high = _log_range(y_values, pad_decades=0.25)
+    y_high += 0.3  # room for the labels above the flat roof
+
+    data: list[dict[str, Any]] = []
+    for index, (acc, found) in enumerate(zip(accelerators, all_roofs, strict=True)):
+        color = accelerator_color(index)
+        data += _roof_traces(acc, found, color, x_low, x_high, achievable=False)
+        if show_achievable:
+            data += _roof_traces(acc, achievable_roofs(acc, dtype), color, x_low, x_high, achievable=True)
+        data += _ridge(acc, found, color, 10**y_low)
+
+    # Label candidates in priority order: the selected decode step, the decode path's ends and a
+    # few batches between, then the operations from the lowest intensity up.
+    peaks_first = [r.peak_flops for r in all_roofs[0] if isinstance(r, ComputeRoof)]
+
+    def candidate(op: Operation, text: str) -> _Point:
+        flops = _on_roof(op, first)
+        sloped = not any(math.isclose(flops, p, rel_tol=1e-9) for p in peaks_first)
+        return _Point(math.log10(op.intensity), math.log10(flops / TERA), text, sloped)
+
+    ordered: list[_Point] = []
+    if decode_selected is not None:
+        selected_point = candidate(decode_selected, f"{_batch_label(decode_selected)} (selected)")
+        ordered.append(selected_point)
+    path_points = [candidate(op, _batch_label(op)) for op in decode_path]
+    if path_points:
+        ordered += [path_points[0], path_points[-1], *path_points[1:-1]]
+    op_points = [candidate(op, op.short_label) for op in operations]
+    for i in sorted(range(len(operations)), key=lambda i: operations[i].intensity):
+        ordered.append(op_points[i])
+    if labels:
+        _pick_labels(ordered, (low, high))
+
+    for kind, description in KINDS.items():
+        indices = [i for i, op in enumerate(operations) if op.kind == kind]
+        if not indices:
+            continue
+        ops = [operations[i] for i in indices]
+        points = [op_points[i] for i in indices]
+        data.append(
+            {
+                "type": "scatter",
+                "x": [op.intensity for op in ops],
+                "y": [_on_roof(op, first) / TERA for op in ops],
+                "mode": "markers+text" if any(p.chosen for p in points) else "markers",
+                "text": [p.text if p.chosen else "" for p in points],
+                "textposition": [p.position for p in points],
+                "textfont": {"size": LABEL_FONT_PX},
+                "marker": {
+                    "symbol": KIND_SYMBOLS[kind],
+                    "size": 13,
+                    "color": OPERATION_COLOR,
+                    "line": {"color": "white", "width": 1},
+                },
+                "name": legend_name(description),
+                "legendgroup": "operations",
+                "hovertext": [_operation_hover(op, accelerators) for op in ops],
+                "hoverinfo": "text",
+            }
+        )
+
+    if decode_path:
+        data.append(
+            {
+                "type": "scatter",
+                "x": [op.intensity for op in decode_path],
+                "y": [_on_roof(op, first) / TERA for op in decode_path],
+                "mode": "lines+markers+text",
+                "text": [p.text if p.chosen else "" for p in path_points],
+                "textposition": [p.position for p in path_points],
+                "textfont": {"size": LABEL_FONT_PX, "color": DECODE_COLOR},
+                "line": {"color": DECODE_COLOR, "width": 2},
+                "marker": {"size": 8, "color": DECODE_COLOR, "line": {"color": "white", "width": 1}},
+                "name": legend_name(f"decode step as the batch grows (on the {first.name} roof)"),
+                "legendgroup": "decode",
+                "hovertext": [_decode_hover(op, first) for op in decode_path],
+                "hoverinfo": "text",
+            }
+        )
+    if decode_selected is not None:
+        prediction = predict(decode_selected, first)
+        bound = f", {prediction.bound}-bound" if prediction else ""
+        data.append(
+            {
+                "type": "scatter",
+                "x": [decode_selected.intensity],
+                "y": [_on_roof(decode_selected, first) / TERA],
+                "mode": "markers+text" if selected_point.chosen else "markers",
+                "text": [selected_point.text if selected_point.chosen else ""],
+                "textposition": [selected_point.position],
+                "textfont": {"size": LABEL_FONT_PX + 1, "color": DECODE_COLOR},
+                "marker": {
+                    "size": 20,
+                    "color": DECODE_COLOR,
+                    "symbol": "circle",
+                    "line": {"color": "black", "width": 2},
+                },
+                "name": legend_name(
+                    f"selected: {_batch_label(decode_selected)}, "
+                    f"{decode_selected.intensity:,.3g} FLOP/byte{bound}"
+                ),
+                "legendgroup": "decode-selected",
+                "hovertext": [_decode_hover(decode_selected, first)],
+                "hoverinfo": "text",
+            }
+        )
+    if measured:
+        data += _measured_traces(measured, accelerators, dtype)
+
     names = ", ".join(acc.name for acc in accelerators)
-    fig.update_layout(
-        title=title or f"Roofline: {names}, {dtype} dense peaks",
-        height=height,
-        legend={"x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top", "groupclick": "toggleitem"},
-        hovermode="closest",
-    )
-    fig.update_xaxes(type="log", title_text=X_TITLE, range=[low, high], dtick=1)
-    fig.update_yaxes(type="log", title_text=Y_TITLE, range=[y_low, y_high], dtick=1)
-    return apply_style(fig)
+    x_axis = axis(X_TITLE, **decade_ticks(10**low, 10**high))
+    x_axis["range"] = [low, high]
+    y_axis = axis(Y_TITLE, **decade_ticks(10**y_low, 10**y_high))
+    y_axis["range"] = [y_low, y_high]
+    found_all = [r for found in all_roofs for r in found]
+    legend_key = [f"{dtype} dense peaks", "○ and dotted line: ridge point"]
+    if any(isinstance(r, ComputeRoof) and r.unit == "vector" for r in found_all):
+        legend_key.append("long dashes: FP32 vector roof")
+    if any(isinstance(r, MemoryRoof) and r.level == "l2" for r in found_all):
+        legend_key.append("dots: L2 roof (measured)")
+    detail = " · ".join(legend_key)
+    layout = {
+        "title": chart_title(title or f"Roofline: {names}", detail),
+        "height": height,
+        "xaxis": x_axis,
+        "yaxis": y_axis,
+    }
+    return figure(data, layout)
 
 
 def decode_batch_figure(
@@ -355,13 +574,14 @@ def decode_batch_figure(
     *,
     selected_batch: int | None = None,
     height: int = 700,
-) -> go.Figure:
-    """Decode step intensity (top) and predicted tokens/s (bottom) against the batch size.
+) -> Spec:
+    """Decode step intensity (top panel) and predicted tokens/s (bottom panel) against the batch size.
 
     The top panel draws the ridge point of ``accelerator`` at ``dtype`` and, with context, the
     intensity limit as the batch grows (``decode_intensity_limit``). A vertical line marks the
     crossover batch from ``decode_crossover_batch`` (printed in its annotation), or the title
     says there is none. ``selected_batch`` (the page's slider) is highlighted on both panels.
+    The panels are two y domains; the bottom x axis is ``xaxis2``. Returns a plain figure dict.
     Raises ValueError when the catalog has no dense ``dtype`` peak for ``accelerator``.
     """
     batch_list = sorted({int(b) for b in batches if int(b) >= 1})
@@ -386,91 +606,112 @@ def decode_batch_figure(
         spec, accelerator, dtype, context_tokens, weight_fmt, kv_fmt, max_batch=max(1 << 20, batch_list[-1])
     )
     limit = decode_intensity_limit(spec, context_tokens, kv_fmt)
-
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    fig.add_scatter(
-        x=batch_list,
-        y=intensity,
-        mode="lines+markers",
-        name="decode step intensity (FLOP/byte)",
-        line={"color": accelerator_color(0), "width": 3},
-        hovertext=hover,
-        hoverinfo="text",
-        row=1,
-        col=1,
-    )
-    fig.add_scatter(
-        x=[batch_list[0], batch_list[-1]],
-        y=[ridge, ridge],
-        mode="lines",
-        name=f"{accelerator.name} {dtype} ridge point: {ridge:,.0f} FLOP/byte",
-        line={"color": accelerator_color(1), "width": 2, "dash": "dash"},
-        row=1,
-        col=1,
-    )
+    top = {"xaxis": "x", "yaxis": "y"}
+    bottom = {"xaxis": "x2", "yaxis": "y2"}
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            **top,
+            "x": batch_list,
+            "y": intensity,
+            "mode": "lines+markers",
+            "name": legend_name("decode step intensity (FLOP/byte)"),
+            "line": {"color": accelerator_color(0), "width": 3},
+            "hovertext": hover,
+            "hoverinfo": "text",
+        },
+        {
+            "type": "scatter",
+            **top,
+            "x": [batch_list[0], batch_list[-1]],
+            "y": [ridge, ridge],
+            "mode": "lines",
+            "name": legend_name(f"{accelerator.name} {dtype} ridge point: {ridge:,.0f} FLOP/byte"),
+            "line": {"color": accelerator_color(1), "width": 2, "dash": "dash"},
+            "hoverinfo": "name",
+        },
+    ]
     if math.isfinite(limit):
-        fig.add_scatter(
-            x=[batch_list[0], batch_list[-1]],
-            y=[limit, limit],
-            mode="lines",
-            name=f"limit as batch grows (KV cache per sequence): {limit:,.3g} FLOP/byte",
-            line={"color": accelerator_color(3), "width": 2, "dash": "dot"},
-            row=1,
-            col=1,
+        data.append(
+            {
+                "type": "scatter",
+                **top,
+                "x": [batch_list[0], batch_list[-1]],
+                "y": [limit, limit],
+                "mode": "lines",
+                "name": legend_name(f"limit as batch grows (KV cache per sequence): {limit:,.3g} FLOP/byte"),
+                "line": {"color": accelerator_color(3), "width": 2, "dash": "dot"},
+                "hoverinfo": "name",
+            }
         )
-    fig.add_scatter(
-        x=batch_list,
-        y=tokens_per_s,
-        mode="lines+markers",
-        name="predicted tokens/s (batch / step time)",
-        line={"color": accelerator_color(2), "width": 3},
-        hovertext=hover,
-        hoverinfo="text",
-        row=2,
-        col=1,
+    data.append(
+        {
+            "type": "scatter",
+            **bottom,
+            "x": batch_list,
+            "y": tokens_per_s,
+            "mode": "lines+markers",
+            "name": legend_name("predicted tokens/s (batch ÷ step time)"),
+            "line": {"color": accelerator_color(2), "width": 3},
+            "hovertext": hover,
+            "hoverinfo": "text",
+        }
     )
     if selected_batch is not None and selected_batch >= 1:
         i = batch_list.index(int(selected_batch))
-        for row, values in ((1, intensity), (2, tokens_per_s)):
-            fig.add_scatter(
-                x=[batch_list[i]],
-                y=[values[i]],
-                mode="markers",
-                marker={"size": 18, "color": OPERATION_COLOR, "symbol": "circle-open", "line": {"width": 3}},
-                name=f"selected batch {batch_list[i]}",
-                showlegend=row == 1,
-                legendgroup="selected",
-                hovertext=[hover[i]],
-                hoverinfo="text",
-                row=row,
-                col=1,
+        for panel, values in ((top, intensity), (bottom, tokens_per_s)):
+            data.append(
+                {
+                    "type": "scatter",
+                    **panel,
+                    "x": [batch_list[i]],
+                    "y": [values[i]],
+                    "mode": "markers",
+                    "marker": {
+                        "size": 18,
+                        "color": OPERATION_COLOR,
+                        "symbol": "circle-open",
+                        "line": {"width": 3},
+                    },
+                    "name": f"selected batch {batch_list[i]}",
+                    "showlegend": panel is top,
+                    "legendgroup": "selected",
+                    "hovertext": [hover[i]],
+                    "hoverinfo": "text",
+                }
             )
+    annotations = []
     if crossover is not None:
-        # A trace per panel rather than add_vline: shapes and annotations read log axes differently.
-        for row, values in ((1, [*intensity, ridge]), (2, tokens_per_s)):
-            fig.add_scatter(
-                x=[crossover, crossover],
-                y=[min(values), max(values)],
-                mode="lines",
-                name=f"crossover: compute-bound from batch {crossover:,}",
-                line={"color": accelerator_color(4), "width": 2, "dash": "dashdot"},
-                showlegend=row == 1,
-                legendgroup="crossover",
-                hoverinfo="name",
-                row=row,
-                col=1,
+        for panel, values in ((top, [*intensity, ridge]), (bottom, tokens_per_s)):
+            data.append(
+                {
+                    "type": "scatter",
+                    **panel,
+                    "x": [crossover, crossover],
+                    "y": [min(values), max(values)],
+                    "mode": "lines",
+                    "name": legend_name(f"crossover: compute-bound from batch {crossover:,}"),
+                    "line": {"color": accelerator_color(4), "width": 2, "dash": "dashdot"},
+                    "showlegend": panel is top,
+                    "legendgroup": "crossover",
+                    "hoverinfo": "name",
+                }
             )
-        fig.add_annotation(  # annotation positions on a log axis are log10 values
-            x=math.log10(crossover),
-            y=math.log10(ridge),
-            xref="x",
-            yref="y",
-            text=f"crossover: batch {crossover:,}",
-            showarrow=True,
-            arrowhead=2,
-            ax=-80,
-            ay=-40,
-            bgcolor="rgba(255,255,255,0.85)",
+        to_left = math.log10(crossover) > (math.log10(batch_list[0]) + math.log10(batch_list[-1])) / 2
+        annotations.append(
+            {  # annotation positions on a log axis are log10 values
+                "x": math.log10(crossover),
+                "y": math.log10(ridge),
+                "xref": "x",
+                "yref": "y",
+                "text": f"crossover: batch {crossover:,}",
+                "showarrow": True,
+                "arrowhead": 2,
+                "ax": -40 if to_left else 40,
+                "ay": -36,
+                "xanchor": "right" if to_left else "left",
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
         )
         verdict = f"crossover at batch {crossover:,}"
     else:
@@ -480,14 +721,26 @@ def decode_batch_figure(
             else "no crossover within the searched batches"
         )
     name = spec.name or spec.family
-    fig.update_layout(
-        title=(f"{name} decode on {accelerator.name}, {dtype}, context {context_tokens:,} tokens: {verdict}"),
-        height=height,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.12, "x": 0},
-        hovermode="closest",
-    )
-    fig.update_xaxes(type="log", row=1, col=1)
-    fig.update_xaxes(type="log", title_text="Batch size (sequences decoded together)", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="Intensity (FLOP/byte)", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="Tokens/s (all sequences)", row=2, col=1)
-    return apply_style(fig)
+    batch_ticks = decade_ticks(batch_list[0], batch_list[-1])
+    layout = {
+        "title": chart_title(
+            f"{name} decode on {accelerator.name}: {verdict}", f"{dtype}, context {context_tokens:,} tokens"
+        ),
+        "height": height,
+        "xaxis": axis("Batch size", anchor="y", matches="x2", **batch_ticks),
+        "yaxis": axis(
+            "Intensity (FLOP/byte)",
+            domain=[0.57, 1.0],
+            anchor="x",
+            **decade_ticks(min([*intensity, ridge]), max([*intensity, ridge])),
+        ),
+        "xaxis2": axis("Batch size (sequences decoded together)", anchor="y2", **batch_ticks),
+        "yaxis2": axis(
+            "Tokens/s (all sequences)",
+            domain=[0.0, 0.41],
+            anchor="x2",
+            **decade_ticks(min(tokens_per_s), max(tokens_per_s)),
+        ),
+        "annotations": annotations,
+    }
+    return figure(data, layout)

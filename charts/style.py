@@ -1,23 +1,352 @@
-"""One look for every chart: projector-sized fonts, the colour-blind-safe palette, tight margins."""
+"""One look for every chart, on plain figure dicts: fonts, colours, margins, legend, title.
+
+Builders return ``{"data": [...], "layout": {...}}``, a Plotly figure spec that ``json.dumps``
+accepts and Plotly renders without validating property by property (issue 9: validation was most
+of a rerun). ``figure`` applies the shared style; everything that keeps text from colliding lives
+here (issue 10):
+
+* the legend sits below the plot, horizontal, referenced to the container, so Plotly reserves
+  room for it under the axis title instead of drawing it over the plot or squeezing the plot;
+* the title sits below the room Plotly's mode bar takes, left-aligned, with a smaller subtitle;
+* long titles, axis titles, legend entries and category labels are wrapped (Plotly never wraps
+  text), at widths that fit a 390 px phone;
+* every axis gets ``automargin`` so tick labels and titles push the plot inward, never out.
+
+``scale_fonts`` turns a spec into its presenter-view version (larger text, a little taller).
+"""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import copy
+import math
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from charts.palette import OKABE_ITO
 
 BASE_FONT_PX = 16
+TITLE_FONT_PX = 19
+SUBTITLE_FONT_PX = 14
+AXIS_TITLE_FONT_PX = 16
+TICK_FONT_PX = 14
+LEGEND_FONT_PX = 14
+LABEL_FONT_PX = 13  # point and bar labels, annotations
+HOVER_FONT_PX = 14
+MODEBAR_PX = 34  # Plotly's mode bar is about 30 px tall at the top right: the title starts below it
+GRID_COLOUR = "rgba(128,128,128,0.25)"
+
+# Wrapping widths in characters, for a chart about 340 px wide (a phone) at the sizes above
+# (about 0.5 em per character in the theme's sans-serif font).
+TITLE_CHARS = 36
+SUBTITLE_CHARS = 46
+AXIS_TITLE_CHARS = 40
+Y_TITLE_CHARS = 28  # a y title runs along the plot's height, which is short on a phone
+LEGEND_CHARS = 42
+
+# Text placed beside a point or line is placed for the narrowest chart: a phone, about 260 px of
+# plot once the axis labels are in, at about 7 px a character of 13 px text.
+NARROW_PLOT_PX = 260
+LABEL_CHAR_PX = 7
+
+Spec = dict[str, Any]
+
+_AXIS_KEY = re.compile(r"^[xy]axis\d*$")
 
 
-def apply_style(fig: go.Figure) -> go.Figure:
-    """Large fonts (readable on a projector), Okabe-Ito colourway, a legend with a clear background."""
-    fig.update_layout(
-        font={"size": BASE_FONT_PX},
-        colorway=list(OKABE_ITO),
-        margin={"l": 10, "r": 20, "t": 60, "b": 10},
-        hoverlabel={"font_size": BASE_FONT_PX - 1},
-        legend={"font": {"size": BASE_FONT_PX - 1}},
-    )
-    fig.update_xaxes(title_font={"size": BASE_FONT_PX + 1}, tickfont={"size": BASE_FONT_PX - 1})
-    fig.update_yaxes(title_font={"size": BASE_FONT_PX + 1}, tickfont={"size": BASE_FONT_PX - 1})
-    return fig
+def wrap(text: str, width: int) -> str:
+    """``text`` with ``<br>`` between words so no line is longer than ``width`` characters.
+
+    Existing ``<br>`` breaks are kept; a single word longer than ``width`` stays whole.
+    """
+    lines = []
+    for paragraph in text.split("<br>"):
+        lines += textwrap.wrap(paragraph, width, break_long_words=False, break_on_hyphens=False) or [""]
+    return "<br>".join(lines)
+
+
+def narrow_fraction(text: str) -> float:
+    """How much of a phone-width plot ``text`` takes at the label size, as a fraction of the width
+    (the longest line when it is wrapped)."""
+    longest = max((len(line) for line in text.split("<br>")), default=0)
+    return longest * LABEL_CHAR_PX / NARROW_PLOT_PX
+
+
+def title(headline: str, detail: str = "") -> dict[str, Any]:
+    """A left-aligned title just above the plot, below the mode bar; ``detail`` in smaller type.
+
+    Anchored to the top of the plot area (``yref="paper"``, ``yanchor="bottom"``) with
+    ``automargin``: Plotly grows the top margin to hold every wrapped line plus ``pad.t``, the
+    room the mode bar takes. (A container-anchored title with ``yanchor="top"`` pushes a
+    multi-line title up past the top edge, and a ``subtitle`` is not counted in the margin.)
+    """
+    text = wrap(headline, TITLE_CHARS)
+    if detail:
+        text += (
+            f"<br><span style='font-size:{SUBTITLE_FONT_PX}px;font-weight:normal'>"
+            + wrap(detail, SUBTITLE_CHARS)
+            + "</span>"
+        )
+    return {
+        "text": text,
+        "font": {"size": TITLE_FONT_PX},
+        "x": 0,
+        "xanchor": "left",
+        "xref": "container",
+        "y": 1,
+        "yanchor": "bottom",
+        "yref": "paper",
+        "pad": {"t": MODEBAR_PX, "b": 12, "l": 8},
+        "automargin": True,
+    }
+
+
+def axis(text: str, *, log: bool = False, width: int = AXIS_TITLE_CHARS, **extra: Any) -> dict[str, Any]:
+    """An axis with a wrapped title (units belong in ``text``), log type when asked."""
+    spec: dict[str, Any] = {"title": {"text": wrap(text, width)}}
+    if log:
+        spec["type"] = "log"
+    spec.update(extra)
+    return spec
+
+
+def legend_below(**extra: Any) -> dict[str, Any]:
+    """A horizontal legend under the plot, in the container's bottom margin.
+
+    ``yref="container"`` makes Plotly reserve the legend's height below the axis title and tick
+    labels: as the legend wraps into more rows on a narrow screen the plot gets shorter, but the
+    legend never covers it or an axis title.
+    """
+    spec: dict[str, Any] = {
+        "orientation": "h",
+        "x": 0,
+        "xanchor": "left",
+        "xref": "container",
+        "y": 0,
+        "yanchor": "bottom",
+        "yref": "container",
+        "font": {"size": LEGEND_FONT_PX},
+        "bgcolor": "rgba(0,0,0,0)",
+        "traceorder": "normal",  # groups flow in rows too, instead of one column per group
+        "tracegroupgap": 4,
+        "itemwidth": 30,
+        "itemsizing": "constant",
+    }
+    spec.update(extra)
+    return spec
+
+
+def legend_name(text: str) -> str:
+    """A legend entry wrapped to fit a phone (a horizontal legend never wraps an entry itself)."""
+    return wrap(text, LEGEND_CHARS)
+
+
+# Room a phone needs around the plot, in px: a wrapped title line, a legend line, the x axis's
+# tick labels plus title standoff, and the least plot height that still reads (per panel).
+TITLE_LINE_PX = 24
+LEGEND_LINE_PX = 20
+X_AXIS_PX = 40
+MIN_PLOT_PX = 260
+MIN_PANEL_PX = 150
+
+
+def _lines(text: str) -> int:
+    return text.count("<br>") + 1 if text else 0
+
+
+def phone_height(data: Sequence[Mapping[str, Any]], layout: Mapping[str, Any]) -> int:
+    """The least height (px) at which the chart keeps a readable plot on a phone.
+
+    On a 390 px screen the legend stacks about one entry per row and every wrapped title line
+    takes its own row, all out of the chart's fixed height: this adds them up (title, legend
+    entries, x-axis labels and title) to a plot of at least ``MIN_PLOT_PX``, or ``MIN_PANEL_PX``
+    per stacked panel where that is more.
+    """
+    title_spec = layout.get("title") or {}
+    total = _lines(title_spec.get("text", "")) * TITLE_LINE_PX + MODEBAR_PX + 12
+    if layout.get("showlegend", True):
+        names = [t.get("name", "") for t in data if t.get("showlegend", True) and t.get("type") != "heatmap"]
+        names += [shape.get("name", "") for shape in layout.get("shapes", ()) if shape.get("showlegend")]
+        total += sum(max(1, _lines(name)) for name in names) * LEGEND_LINE_PX
+    axes = {
+        key: value for key, value in layout.items() if _AXIS_KEY.match(key) and value.get("visible", True)
+    }
+    x_titles = [_lines(v.get("title", {}).get("text", "")) for k, v in axes.items() if k.startswith("x")]
+    total += X_AXIS_PX + max(x_titles, default=0) * LEGEND_LINE_PX
+    panels = sum(1 for key, value in axes.items() if key.startswith("y") and "domain" in value)
+    return total + max(MIN_PLOT_PX, MIN_PANEL_PX * panels)
+
+
+def figure(data: Sequence[Mapping[str, Any]], layout: Mapping[str, Any]) -> Spec:
+    """The spec ``{"data", "layout"}`` with the shared style under the builder's own layout.
+
+    Sets, where the builder did not: base font, Okabe-Ito colourway, small margins (automargin
+    grows them), hover label font, the legend below the plot, and on every axis a title font, a
+    tick font, ``automargin`` and a light grid. The builder's ``height`` is raised to
+    ``phone_height`` where that is more, so a long legend never squeezes the plot on a phone.
+    """
+    out: dict[str, Any] = {
+        "font": {"size": BASE_FONT_PX},
+        "colorway": list(OKABE_ITO),
+        "margin": {"l": 12, "r": 16, "t": 12, "b": 12, "pad": 0},
+        "hoverlabel": {"font": {"size": HOVER_FONT_PX}},
+        "hovermode": "closest",
+        "showlegend": True,
+    }
+    for key, value in layout.items():
+        if key == "legend":
+            out["legend"] = legend_below(**value)
+        else:
+            out[key] = value
+    out.setdefault("legend", legend_below())
+    for key, value in out.items():
+        if _AXIS_KEY.match(key) and isinstance(value, dict):
+            value.setdefault("automargin", True)
+            value.setdefault("tickfont", {"size": TICK_FONT_PX})
+            value.setdefault("gridcolor", GRID_COLOUR)
+            title_spec = value.get("title")
+            if isinstance(title_spec, dict):
+                if key.startswith("y") and "<br>" not in title_spec.get("text", ""):
+                    title_spec["text"] = wrap(title_spec.get("text", ""), Y_TITLE_CHARS)
+                title_spec.setdefault("font", {"size": AXIS_TITLE_FONT_PX})
+                title_spec.setdefault("standoff", 8)
+    for annotation in out.get("annotations", ()):
+        annotation.setdefault("font", {}).setdefault("size", LABEL_FONT_PX)
+    if "height" in out:
+        out["height"] = max(int(out["height"]), phone_height(data, out))
+    return {"data": list(data), "layout": out}
+
+
+# ---------------------------------------------------------------------------------------------
+# Presenter view
+
+
+_FONT_KEY = re.compile(r"font$")
+_INLINE_SIZE = re.compile(r"font-size:\s*([0-9.]+)px")
+
+
+def _scale_sizes(node: Any, factor: float) -> Any:
+    """Scale every ``*font.size`` and every inline ``font-size:Npx`` below ``node``, in place."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if _FONT_KEY.search(key) and isinstance(value, dict) and "size" in value:
+                size = value["size"]
+                if isinstance(size, list):
+                    value["size"] = [s * factor if isinstance(s, (int, float)) else s for s in size]
+                elif isinstance(size, (int, float)):
+                    value["size"] = size * factor
+            node[key] = _scale_sizes(value, factor)
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            node[index] = _scale_sizes(item, factor)
+    elif isinstance(node, str) and "font-size" in node:
+        return _INLINE_SIZE.sub(lambda m: f"font-size:{float(m.group(1)) * factor:g}px", node)
+    return node
+
+
+def _ensure_font(holder: dict[str, Any], key: str, size: float) -> None:
+    font = holder.setdefault(key, {})
+    font.setdefault("size", size)
+
+
+def scale_fonts(spec: Mapping[str, Any], factor: float) -> Spec:
+    """A copy of ``spec`` with every font size multiplied by ``factor`` and the height by √factor.
+
+    Covers the layout font, title and subtitle, axis titles and tick labels, the legend, hover
+    labels, annotations, colour bars and text on traces. Text that inherits the layout font gets
+    an explicit size first, so nothing is left at the browser's default. The height grows more
+    gently than the text (√factor) so a chart still fits a projector's screen.
+    """
+    if factor <= 0 or not math.isfinite(factor):
+        raise ValueError(f"factor must be a positive number, got {factor!r}")
+    out = copy.deepcopy(dict(spec))
+    layout = out.setdefault("layout", {})
+    base = layout.setdefault("font", {}).setdefault("size", BASE_FONT_PX)
+    _ensure_font(layout.setdefault("legend", {}), "font", LEGEND_FONT_PX)
+    _ensure_font(layout.setdefault("hoverlabel", {}), "font", HOVER_FONT_PX)
+    if isinstance(layout.get("title"), dict):
+        _ensure_font(layout["title"], "font", TITLE_FONT_PX)
+    for key, value in layout.items():
+        if _AXIS_KEY.match(key) and isinstance(value, dict):
+            _ensure_font(value, "tickfont", TICK_FONT_PX)
+            if isinstance(value.get("title"), dict):
+                _ensure_font(value["title"], "font", AXIS_TITLE_FONT_PX)
+    for annotation in layout.get("annotations", ()):
+        _ensure_font(annotation, "font", base)
+    for trace in out.get("data", ()):
+        if "text" in trace or "texttemplate" in trace:
+            _ensure_font(trace, "textfont", LABEL_FONT_PX)
+    _scale_sizes(out, factor)
+    if isinstance(layout.get("height"), (int, float)):
+        layout["height"] = round(layout["height"] * math.sqrt(factor))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers on axes
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(exponent: int) -> str:
+    """10 to an integer power with a real superscript: power_of_ten(9) -> "10⁹"."""
+    return "10" + str(exponent).translate(_SUPERSCRIPT)
+
+
+def plain_number(value: float) -> str:
+    """A tick label without exponents: 0.001, 0.1, 1, 10, 1,000, 10k, 1M, 1G; else 10⁻⁵, 10¹⁵."""
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)) + 1e-9)
+    if -3 <= exponent <= 3:
+        return f"{value:,.{max(0, -exponent)}f}" if exponent < 0 else f"{value:,.0f}"
+    for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if 4 <= exponent <= 14 and abs(value) >= size:
+            return f"{value / size:g}{prefix}"
+    return power_of_ten(exponent) if math.isclose(abs(value), 10.0**exponent) else f"{value:.3g}"
+
+
+def decade_ticks(
+    low: float, high: float, label: Callable[[float], str] = plain_number, *, pad: float = 0.1
+) -> dict[str, Any]:
+    """Log-axis ticks at each power of ten from ``low`` to ``high`` (data units), with labels.
+
+    The range is ``pad`` decades wider than the data on each side, and reaches out to the next
+    power of ten where that is less than half a decade away, so the lowest and highest points
+    always have a labelled gridline near them.
+    """
+    if not (0 < low <= high):
+        raise ValueError(f"need 0 < low <= high, got {low}, {high}")
+    log_low, log_high = math.log10(low), math.log10(high)
+    start, end = log_low - pad, log_high + pad
+    floor_low, ceil_high = math.floor(log_low + 1e-9), math.ceil(log_high - 1e-9)
+    if log_low - floor_low < 0.5:
+        start = min(start, floor_low - 0.05)
+    if ceil_high - log_high < 0.5:
+        end = max(end, ceil_high + 0.05)
+    values = [10.0**k for k in range(math.ceil(start), math.floor(end) + 1)]
+    return {
+        "type": "log",
+        "tickmode": "array",
+        "tickvals": values,
+        "ticktext": [label(v) for v in values],
+        "range": [start, end],
+    }
+
+
+def positive(values: Iterable[float | None]) -> list[float]:
+    """The finite values above zero (for log-axis ranges)."""
+    return [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
+
+
+def floats(values: Iterable[Any]) -> list[float | None]:
+    """Plain floats for a trace (numpy scalars and arrays become Python floats; NaN becomes None)."""
+    out: list[float | None] = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        f = float(v)
+        out.append(f if math.isfinite(f) else None)
+    return out

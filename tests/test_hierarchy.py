@@ -387,59 +387,70 @@ def test_placement_conserves_bytes_and_respects_capacity(fam, weights, kv, usabl
 # ---------------------------------------------------------------------------------------------
 
 
+def _plain(text: str) -> str:
+    return text.replace("<br>", " ")
+
+
 def test_ladder_has_latency_and_bandwidth_traces_per_family_on_log_axes():
     families = [hier.family("h100-sxm"), hier.family("rtx-4090")]
     fig = ladder_figure(families, [MeasuredPoint("my copy", level="device-memory", bytes_per_s=2.9e12)])
-    names = [t.name for t in fig.data]
+    names = [_plain(t["name"]) for t in fig["data"]]
     for fam in families:
         assert any(n.startswith(f"{fam.name}: latency") for n in names)
         assert any(n.startswith(f"{fam.name}: bandwidth") for n in names)
-    assert "Measured: my copy" in names
-    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type == "log"
-    assert "Latency" in fig.layout.yaxis.title.text and "Bandwidth" in fig.layout.yaxis2.title.text
-    assert "ns" in " ".join(fig.layout.yaxis.ticktext)
-    assert fig.layout.font.size >= 16
+    measured = next(t for t in fig["data"] if t["name"].startswith("Measured bandwidth"))
+    assert measured["yaxis"] == "y2" and measured["customdata"][0][0] == "my copy"
+    layout = fig["layout"]
+    assert layout["yaxis"]["type"] == "log" and layout["yaxis2"]["type"] == "log"
+    assert "Latency" in layout["yaxis"]["title"]["text"] and "Bandwidth" in layout["yaxis2"]["title"]["text"]
+    assert "ns" in " ".join(layout["yaxis"]["ticktext"])
+    assert layout["font"]["size"] >= 16
 
 
 def test_ladder_error_bars_span_the_published_range():
     fig = ladder_figure([hier.family("h100-sxm")])
-    latency = next(t for t in fig.data if "latency" in t.name)
-    i = list(latency.x).index("Device memory")
+    latency = next(t for t in fig["data"] if "latency" in t["name"])
+    i = [_plain(x) for x in latency["x"]].index("Device memory")
     hbm = get_level("h100-sxm", "device-memory")
-    assert latency.y[i] + latency.error_y.array[i] == pytest.approx(hbm.latency_max_s)
-    assert latency.y[i] - latency.error_y.arrayminus[i] == pytest.approx(hbm.latency_min_s)
+    assert latency["y"][i] + latency["error_y"]["array"][i] == pytest.approx(hbm.latency_max_s)
+    assert latency["y"][i] - latency["error_y"]["arrayminus"][i] == pytest.approx(hbm.latency_min_s)
 
 
 def test_transfer_chart_has_one_legend_line_per_level_and_the_crossovers():
     levels = hier.family("v100-32gb-sxm2").levels
     point = MeasuredPoint("RRZE 1 GiB copy", nbytes=2**30, seconds=86.91e-3)
     fig = transfer_time_figure(levels, [point])
-    in_legend = [t.name for t in fig.data if t.showlegend is not False]
+    in_legend = [_plain(t["name"]) for t in fig["data"] if t.get("showlegend", True) is not False]
     timed = [lv.name for lv in levels if lv.has_latency and lv.has_bandwidth]
     assert [n for n in in_legend if n in timed] == timed
-    crossover = next(t for t in fig.data if t.name.startswith("Crossover"))
-    assert len(crossover.x) == len(timed)
-    assert "Measured: RRZE 1 GiB copy" in in_legend
-    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert "bytes" in fig.layout.xaxis.title.text
+    crossover = next(t for t in fig["data"] if t["name"].startswith("Crossover"))
+    assert len(crossover["x"]) == len(timed)
+    measured = next(t for t in fig["data"] if t["name"].startswith("Measured"))
+    assert measured["x"] == [2**30] and measured["customdata"][0][0] == "RRZE 1 GiB copy"
+    layout = fig["layout"]
+    assert layout["xaxis"]["type"] == "log" and layout["yaxis"]["type"] == "log"
+    assert "bytes" in layout["xaxis"]["title"]["text"]
 
 
 def test_littles_law_bars_are_the_model_numbers_with_the_warp_limit_marked():
     fig = littles_law_figure([hier.family("h100-sxm")])
-    bars = fig.data[0]
-    assert bars.type == "bar"
+    bars = fig["data"][0]
+    assert bars["type"] == "bar"
     hbm = get_level("h100-sxm", "device-memory")
-    assert bars.y[list(bars.x).index("Device memory")] == pytest.approx(warps_in_flight(hbm))
-    assert any("64 = most warps" in a.text for a in fig.layout.annotations)
-    assert "Warps per SM" in fig.layout.yaxis.title.text
+    assert bars["y"][[_plain(x) for x in bars["x"]].index("Device memory")] == pytest.approx(
+        warps_in_flight(hbm)
+    )
+    limit = fig["layout"]["shapes"][0]
+    assert limit["y0"] == limit["y1"] == 64 and "64 warps" in _plain(limit["name"]) and limit["showlegend"]
+    assert "Warps per SM" in _plain(fig["layout"]["yaxis"]["title"]["text"])
 
 
 def test_placement_chart_shows_device_and_host():
     fig = placement_figure(place_model(140e9, 10e9, hier.family("h100-sxm").levels))
-    bars = [t for t in fig.data if t.type == "bar"]
-    assert {t.name for t in bars} == {"Weights (GB)", "KV cache (GB)"}
-    assert len(bars[0].y) == 2
-    assert "ms per token" in fig.layout.title.text
+    bars = [t for t in fig["data"] if t["type"] == "bar"]
+    assert {t["name"] for t in bars} == {"Weights (GB)", "KV cache (GB)"}
+    assert len(bars[0]["y"]) == 2
+    assert "ms per token" in fig["layout"]["title"]["text"]
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [(3.65e-7, "s", "365 ns"), (3.35e12, "B/s", "3.35 TB/s")])

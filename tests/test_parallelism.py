@@ -410,22 +410,26 @@ def test_hiding_all_dp_traffic_leaves_only_tp_pp_and_the_bubble():
 
 
 @pytest.mark.parametrize("colour_by", COLOUR_BY)
-def test_grid_has_one_square_per_gpu(colour_by):
+def test_grid_has_one_cell_per_gpu(colour_by):
     fig = gpu_grid_figure(EXAMPLE, colour_by, LLAMA_3_70B)
-    assert sum(len(trace.x) for trace in fig.data) == 64
-    assert fig.layout.font.size == BASE_FONT_PX
+    grid = fig["data"][0]
+    assert grid["type"] == "heatmap"
+    assert sum(value is not None for row in grid["z"] for value in row) == 64
+    assert sorted(int(text) for row in grid["text"] for text in row) == list(range(64))
+    assert fig["layout"]["font"]["size"] == BASE_FONT_PX
 
 
 def test_grid_with_many_groups_uses_a_colour_bar():
     layout = Layout(dp=16, tp=1, pp=1, nodes=2, gpus_per_node=8)
     fig = gpu_grid_figure(layout, "dp")
-    assert fig.data[0].marker.colorbar.title.text == "DP rank"
+    assert fig["data"][0]["colorbar"]["title"]["text"] == "DP rank"
 
 
 def test_gantt_title_prints_the_bubble():
     fig = pipeline_gantt_figure(pipeline_schedule(8, 32, "1f1b"), "1f1b")
-    assert "17.9%" in fig.layout.title.text and "0.219" in fig.layout.title.text
-    assert {trace.name for trace in fig.data} >= {"Idle: pipeline bubble"}
+    title = fig["layout"]["title"]["text"]
+    assert "17.9%" in title and "0.219" in title
+    assert {trace["name"] for trace in fig["data"]} >= {"Idle: pipeline bubble"}
 
 
 def test_memory_and_communication_charts_build():
@@ -433,6 +437,6 @@ def test_memory_and_communication_charts_build():
     memory = memory_breakdown_figure(memory_by_stage(LLAMA_3_70B, EXAMPLE), h100.memory_bytes)
     terms = communication_per_step(LLAMA_3_70B, EXAMPLE)
     comm = comm_vs_compute_figure(terms, step_time(LLAMA_3_70B, EXAMPLE, h100, terms))
-    assert len(memory.data) == 4 * 5
-    assert "scaling efficiency" in comm.layout.title.text
-    assert comm.layout.xaxis.title.text == "Time per optimizer step (s)"
+    assert len(memory["data"]) == 4 * 5
+    assert "scaling efficiency" in comm["layout"]["title"]["text"]
+    assert comm["layout"]["xaxis"]["title"]["text"] == "Time per optimizer step (s)"

@@ -414,83 +414,101 @@ def test_operation_rejects_zero_bytes() -> None:
 # ---------------------------------------------------------------- charts
 
 
-def _names(fig) -> list[str]:
-    return [trace.name or "" for trace in fig.data]
+def _names(fig: dict) -> list[str]:
+    return [trace.get("name", "") for trace in fig["data"]]
+
+
+def _title(fig: dict) -> str:
+    return fig["layout"]["title"]["text"].replace("<br>", " ")
 
 
 def test_roofline_figure_draws_both_compute_roofs_memory_roof_and_ridge_per_accelerator() -> None:
-    """Each accelerator gets a tensor roof, a vector FP32 roof, a memory roof and its ridge point."""
+    """Each accelerator gets a tensor roof, a vector FP32 roof, a memory roof and its ridge point,
+    in one legend group whose single legend entry is the accelerator's name."""
     fig = roofline_figure([H100, A100], "bf16", reference_operations())
     names = _names(fig)
     for acc in (H100, A100):
-        group = [t.name for t in fig.data if t.legendgroup == acc.id]
-        assert any("tensor" in n for n in group) and any("vector FP32" in n for n in group)
-        assert any(n.startswith("memory roof") for n in group) and any("ridge point" in n for n in group)
+        group = [t for t in fig["data"] if t.get("legendgroup") == acc.id]
+        group_names = [t["name"] for t in group]
+        assert any("tensor" in n for n in group_names) and any("vector FP32" in n for n in group_names)
+        assert any(n.startswith("memory roof") for n in group_names)
+        assert any("ridge point" in n for n in group_names)
+        entries = [t["name"] for t in group if t.get("showlegend", True)]
+        assert len(entries) == 1 and entries[0].startswith(f"{acc.name}: ridge")
     assert "compute roof: bf16 tensor 989.5 TFLOP/s" in names
 
 
 def test_roofline_figure_tensor_roof_sits_at_989_5_tflops() -> None:
     """The y axis is in TFLOP/s: the H100 bf16 tensor roof is drawn at 989.5."""
     fig = roofline_figure([H100], "bf16")
-    roof = next(t for t in fig.data if "tensor" in (t.name or ""))
-    assert list(roof.y) == [989.5, 989.5]
+    roof = next(t for t in fig["data"] if "tensor" in t.get("name", ""))
+    assert roof["y"] == [989.5, 989.5]
 
 
 def test_roofline_figure_axes_are_log_log_with_units() -> None:
     """Projector-readable axes: log scales, intensity in FLOP per byte, dense TFLOP/s."""
     fig = roofline_figure([H100], "bf16", reference_operations())
-    assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")
-    assert "FLOP per byte" in fig.layout.xaxis.title.text
-    assert "TFLOP/s" in fig.layout.yaxis.title.text and "dense" in fig.layout.yaxis.title.text
+    xaxis, yaxis = fig["layout"]["xaxis"], fig["layout"]["yaxis"]
+    assert (xaxis["type"], yaxis["type"]) == ("log", "log")
+    assert "FLOP per byte" in xaxis["title"]["text"]
+    y_title = yaxis["title"]["text"].replace("<br>", " ")
+    assert "TFLOP/s" in y_title and "dense" in y_title
 
 
-def test_roofline_figure_annotates_the_ridge_point() -> None:
-    """The ridge point is marked and annotated with its value (295 FLOP/B on H100 bf16)."""
+def test_roofline_figure_names_the_ridge_point() -> None:
+    """The ridge point is marked and its value (295 FLOP/B on H100 bf16) is in the legend entry."""
     fig = roofline_figure([H100], "bf16")
-    assert any("ridge 295 FLOP/B" in (a.text or "") for a in fig.layout.annotations)
+    assert "H100 SXM (80GB): ridge 295 FLOP/B (bf16)" in [n.replace("<br>", " ") for n in _names(fig)]
+    ridge = next(t for t in fig["data"] if t.get("name", "").startswith("ridge point"))
+    assert ridge["x"] == [pytest.approx(989.5e12 / H100.memory_bandwidth_bytes_per_s)]
 
 
 def test_operation_hover_gives_flops_bytes_intensity_bound_and_time() -> None:
     """Hovering GEMM 4096^3 says compute-bound on H100 and its predicted time."""
     fig = roofline_figure([H100], "bf16", [gemm(4096, 4096, 4096)])
-    trace = next(t for t in fig.data if t.legendgroup == "operations")
-    hover = trace.hovertext[0]
+    trace = next(t for t in fig["data"] if t.get("legendgroup") == "operations")
+    hover = trace["hovertext"][0]
     for word in ("FLOPs", "bytes", "intensity", "compute-bound", "predicted"):
         assert word in hover
-    assert list(trace.text) == ["GEMM 4096³"]
+    assert trace["text"] == ["GEMM 4096³"]
 
 
 def test_operation_markers_use_one_trace_per_kind() -> None:
     """Marker shape per kind: the reference operations span all kinds but 'model'."""
     fig = roofline_figure([H100], "bf16", reference_operations())
-    ops = [t for t in fig.data if t.legendgroup == "operations"]
-    assert len({t.marker.symbol for t in ops}) == len(ops) == 5
+    ops = [t for t in fig["data"] if t.get("legendgroup") == "operations"]
+    assert len({t["marker"]["symbol"] for t in ops}) == len(ops) == 5
 
 
 def test_measured_point_hover_shows_its_fraction_of_the_roof() -> None:
     """SA §3.2: MAMF 794.5 TFLOP/s on H100 SXM is 80% of the 989.5 roof at high intensity."""
     point = MeasuredPoint("GEMM 8192^3 (MAMF)", 2730, 794.5e12, "h100-sxm")
     fig = roofline_figure([H100, A100], "bf16", measured=[point])
-    trace = next(t for t in fig.data if t.legendgroup == "measured")
-    assert "80%" in trace.hovertext[0] and trace.marker.symbol == "star"
+    trace = next(t for t in fig["data"] if t.get("legendgroup") == "measured")
+    assert "80%" in trace["hovertext"][0] and trace["marker"]["symbol"] == "star"
 
 
 def test_show_achievable_adds_dashed_ceilings() -> None:
     """With show_achievable, each NVIDIA GPU gains a dashed 80%-peak and 90%-bandwidth roof."""
     fig = roofline_figure([H100], "bf16", show_achievable=True)
-    dashed = [t for t in fig.data if (t.legendgroup or "").endswith("achievable")]
-    assert len(dashed) == 2 and all(t.line.dash == "dash" for t in dashed)
+    dashed = [
+        t
+        for t in fig["data"]
+        if t.get("legendgroup", "").endswith("achievable") and t.get("showlegend", True) is False
+    ]
+    assert len(dashed) == 2 and all(t["line"]["dash"] == "dash" for t in dashed)
 
 
 def test_decode_batch_figure_prints_the_crossover_batch() -> None:
     """Llama 3 8B on H100 bf16, no context: the crossover line and title say batch 296."""
     fig = decode_batch_figure(LLAMA_3_8B, H100, [1, 8, 64, 512, 4096], selected_batch=64)
-    assert "crossover at batch 296" in fig.layout.title.text
+    assert "crossover at batch 296" in _title(fig)
     assert any(n.startswith("crossover: compute-bound from batch 296") for n in _names(fig))
-    assert fig.layout.xaxis2.type == "log" and "Batch size" in fig.layout.xaxis2.title.text
+    xaxis2 = fig["layout"]["xaxis2"]
+    assert xaxis2["type"] == "log" and "Batch size" in xaxis2["title"]["text"]
 
 
 def test_decode_batch_figure_says_never_at_long_context() -> None:
     """At 4096 tokens of context the intensity tops out below the ridge: the title says so."""
     fig = decode_batch_figure(LLAMA_3_8B, H100, [1, 64, 4096], context_tokens=4096)
-    assert "never compute-bound" in fig.layout.title.text
+    assert "never compute-bound" in _title(fig)
