@@ -1,14 +1,18 @@
 """Measurements of the reader's own hardware: device discovery, live GPU telemetry, workloads
-(memory bandwidth, matmul, host<->device copies, launch overhead, quantization, transformer-step
-memory, all-reduce), a CLI (`python -m measure`) and the versioned JSON results the app loads.
+(memory bandwidth, pointer-chase latency, matmul, host<->device copies, launch overhead, decode
+speed against its bandwidth bound, quantization, transformer-step memory, all-reduce), a CLI
+(`python -m measure`), the versioned JSON results the app loads and the shipped samples
+(measure.samples).
 
 Importing this package (or any module in it) never imports torch, pynvml or psutil: the app's
 pages import it at start-up, and the hosted app has no torch. Those libraries are imported
 inside the functions that need them, and their absence comes back as a `Status`.
 
 Workloads live in measure.workloads (bandwidth, matmul, host_device_copy, launch_overhead,
-quantization_error), measure.transformer (transformer_memory), measure.collectives
-(allreduce); measure.suite.run_suite runs them all. (The suite is not re-exported here so that
+quantization_error), measure.latency (latency: a C program compiled here, or a Triton kernel),
+measure.decode (decode), measure.transformer (transformer_memory), measure.collectives
+(allreduce); measure.suite.run_suite runs them all and marks launch-bound bandwidth points
+(measure.launch_bound). (The suite is not re-exported here so that
 `python -m measure.collectives` does not find itself already imported.)
 """
 

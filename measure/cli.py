@@ -78,6 +78,19 @@ def tables(results: Results) -> str:
         ],
     )
     section(
+        "Latency (pointer chase: one dependent load at a time over a random cycle of lines)",
+        "latency",
+        ["working set", "fits in", "ns per load", "p10-p90 ns", "line", "loads/sample"],
+        lambda r: [
+            human_bytes(r["bytes"]),
+            r.get("cache_hint", ""),
+            f"{r['ns']:.3g}",
+            "" if r.get("p10_ns") is None else _spread(r["p10_ns"], r["p90_ns"]),
+            f"{r.get('line_bytes', '')} B",
+            f"{r['loads']:,}",
+        ],
+    )
+    section(
         "Matmul (flops = 2mnk; FLOP/byte with each matrix moved once)",
         "matmul",
         ["dtype", "m x n x k", "shape", "TFLOP/s", "p10-p90", "FLOP/byte"],
@@ -114,6 +127,29 @@ def tables(results: Results) -> str:
             r.get("timer", ""),
         ],
     )
+    section(
+        "Decode (random-weight Llama-style model; bound = batch x bandwidth / bytes read per step)",
+        "decode",
+        ["mode", "batch", "step", "tok/s", "bound tok/s", "of bound", "bytes/step"],
+        lambda r: [
+            r["mode"],
+            str(r["batch"]),
+            human_seconds(r["step_s"]),
+            f"{r['tok_s']:,.4g}",
+            "" if r.get("bound_tok_s") is None else f"{r['bound_tok_s']:,.4g}",
+            "" if r.get("fraction_of_bound") is None else f"{r['fraction_of_bound']:.0%}",
+            human_bytes(r.get("bytes_per_step") or r["weights_bytes"]),
+        ],
+    )
+    sources = sorted(
+        {
+            f"{r['bound_bandwidth_bytes_per_s'] / 1e9:,.1f} GB/s, {r.get('bound_source', '')}"
+            for r in recs
+            if r["kind"] == "decode" and r.get("bound_bandwidth_bytes_per_s")
+        }
+    )
+    if sources:
+        out.append("Bound's bandwidth: " + "; ".join(sources))
     section(
         "Quantization error (round trip on a real tensor; model = uniform/float noise model)",
         "quantization",
@@ -246,8 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as versioned JSON")
     parser.add_argument(
         "--only",
-        help="comma-separated workloads (bandwidth,matmul,host_device_copy,"
-        "launch_overhead,quantization,transformer_memory,allreduce)",
+        help="comma-separated workloads (bandwidth,latency,matmul,host_device_copy,"
+        "launch_overhead,decode,quantization,transformer_memory,allreduce)",
     )
     parser.add_argument("--info", action="store_true", help="describe the devices found and exit")
     args = parser.parse_args(argv)

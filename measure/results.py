@@ -91,6 +91,11 @@ class BandwidthRecord(TimedRecord):
     bytes_counted: str = STREAM_CONVENTION
     write_allocate_counted: bool = False
     cache_hint: str = ""
+    # Set by measure.launch_bound when the run also measured launch overhead: True when the
+    # per-call overhead, not the memory level, sets the time (cache_hint then says "launch-bound"
+    # and `working_set_level` keeps the level the working set fits in). None: not checked.
+    launch_bound: bool | None = None
+    working_set_level: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +205,72 @@ class AllReduceRecord(TimedRecord):
     link_source: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class LatencyRecord(Record):
+    """Load-to-use latency by pointer chasing over a working set of `bytes`.
+
+    The working set is split into lines of `line_bytes`; one random cycle visits every line, and
+    each load's address is the value the previous load returned, so loads cannot overlap.
+    `ns` is the median time per load over `repeats` samples of `loads` dependent loads each.
+    `cache_hint` names the smallest cache whose capacity holds the working set (a label, as for
+    bandwidth points); `method` says how the chain was walked and timed.
+    """
+
+    kind: ClassVar[str] = "latency"
+    bytes: int
+    ns: float
+    loads: int
+    method: str
+    line_bytes: int = 64
+    repeats: int | None = None
+    p10_ns: float | None = None
+    p90_ns: float | None = None
+    min_ns: float | None = None
+    timer: str = ""
+    cache_hint: str = ""
+    huge_pages_advised: bool | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeRecord(Record):
+    """Decode steps of a Llama-style model at `batch`, beside the memory-bandwidth bound.
+
+    `step_s` is the median time of one step (one new token per sequence), `tok_s` = batch /
+    step_s. The bound: a step must read `bytes_per_step` = `weights_bytes` (every weight except
+    the untied embedding table, of which one row per sequence) + `kv_bytes` (the KV cache of the
+    tokens in context), so tok/s <= batch x bandwidth / bytes_per_step ("How to Scale Your Model",
+    inference chapter). `bound_source` says which bandwidth: a datasheet or a measured copy.
+    """
+
+    kind: ClassVar[str] = "decode"
+    mode: str
+    batch: int
+    step_s: float
+    tok_s: float
+    bound_tok_s: float | None
+    fraction_of_bound: float | None
+    weights_bytes: int
+    kv_bytes: int = 0
+    bytes_per_step: int = 0
+    bound_bandwidth_bytes_per_s: float | None = None
+    bound_source: str = ""
+    context_tokens: int = 0
+    dtype: str = ""
+    model: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    parameters: int = 0
+    cache: str = "static"
+    method: str = ""
+    steps: int | None = None
+    repeats: int | None = None
+    p10_step_s: float | None = None
+    p90_step_s: float | None = None
+    min_step_s: float | None = None
+    timer: str = ""
+    source: str = ""
+
+
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.kind: cls
     for cls in (
@@ -210,6 +281,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
         QuantizationRecord,
         TransformerMemoryRecord,
         AllReduceRecord,
+        LatencyRecord,
+        DecodeRecord,
     )
 }
 
@@ -278,6 +351,8 @@ MAX_TFLOPS = 100_000.0
 MAX_BYTES = 2**50
 MAX_DIM = 2**24
 MAX_SECONDS = 3600.0
+MAX_LATENCY_NS = 1e7  # 10 ms for one load: far beyond any memory level, even a page fault
+MAX_TOKENS_PER_S = 1e9
 
 
 def _fail(where: str, message: str) -> None:
@@ -338,6 +413,19 @@ _REQUIRED: dict[str, dict[str, dict[str, Any]]] = {
         "sqnr_db": {"lo": -1000.0, "hi": 1000.0, "nullable": True},
         "elements": {"lo": 1, "hi": MAX_BYTES, "integer": True},
     },
+    "latency": {
+        "bytes": {"lo": 1, "hi": MAX_BYTES, "integer": True},
+        "ns": {"lo": 1e-3, "hi": MAX_LATENCY_NS},
+    },
+    "decode": {
+        "mode": {"str": {"eager", "cuda_graph"}},
+        "batch": {"lo": 1, "hi": MAX_DIM, "integer": True},
+        "step_s": {"lo": 1e-9, "hi": MAX_SECONDS},
+        "tok_s": {"lo": 0.0, "hi": MAX_TOKENS_PER_S},
+        "bound_tok_s": {"lo": 0.0, "hi": MAX_TOKENS_PER_S, "nullable": True},
+        "fraction_of_bound": {"lo": 0.0, "hi": 1000.0, "nullable": True},
+        "weights_bytes": {"lo": 0, "hi": MAX_BYTES, "integer": True},
+    },
     "transformer_memory": {
         "parameters": {"lo": 1, "hi": MAX_BYTES, "integer": True},
         "peak_bytes": {"lo": 0, "hi": MAX_BYTES, "integer": True},
@@ -357,6 +445,7 @@ _OPTIONAL_NUMBERS = {
     "bytes_per_s": {"lo": 0.0, "hi": MAX_GB_PER_S * 1e9},
     "flops_per_s": {"lo": 0.0, "hi": MAX_TFLOPS * 1e12},
     "intensity_flop_per_byte": {"lo": 0.0, "hi": 1e9},
+    "loads": {"lo": 1, "hi": 1e15, "integer": True},
 }
 
 

@@ -28,6 +28,7 @@ BUSY = "busy"
 CANCELLED = "cancelled"
 UNSUPPORTED = "unsupported"
 TIMEOUT = "timeout"
+NO_COMPILER = "no_compiler"
 ERROR = "error"
 
 
@@ -102,6 +103,18 @@ def cancelled(what: str) -> Status:
 
 def unsupported(message: str, hint: str = "") -> Status:
     return Status(False, UNSUPPORTED, message, hint)
+
+
+def no_compiler(what: str) -> Status:
+    """No C compiler on PATH: `what` (a small C program) cannot be built here."""
+    return Status(
+        False,
+        NO_COMPILER,
+        f"{what} is a small C program compiled on this machine, and no C compiler (cc, gcc or clang) "
+        "was found, so it was skipped. Everything else still runs.",
+        "Install one: `sudo apt install gcc` (Debian/Ubuntu), `xcode-select --install` (macOS), "
+        "or set CC to a compiler's path.",
+    )
 
 
 def error(what: str, exc: BaseException) -> Status:

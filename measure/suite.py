@@ -9,8 +9,11 @@ from typing import Any
 from measure import status as st
 from measure.catalog import datasheet_ratios, load_catalog, match_catalog
 from measure.collectives import allreduce
+from measure.decode import datasheet_source, decode
 from measure.device import device_summary
 from measure.env import is_hosted
+from measure.latency import latency
+from measure.launch_bound import mark_launch_bound
 from measure.lock import busy_info, measurement_slot
 from measure.results import BandwidthRecord, Record, Results
 from measure.timing import Cancelled, ProgressFn, StopFn, check_stop
@@ -26,9 +29,11 @@ from measure.workloads import (
 
 WORKLOADS = (
     "bandwidth",
+    "latency",
     "matmul",
     "host_device_copy",
     "launch_overhead",
+    "decode",
     "quantization",
     "transformer_memory",
     "allreduce",
@@ -36,9 +41,11 @@ WORKLOADS = (
 # Rough share of the run time, for one progress bar over the whole suite.
 _WEIGHTS = {
     "bandwidth": 3,
+    "latency": 2,
     "matmul": 4,
     "host_device_copy": 1,
     "launch_overhead": 1,
+    "decode": 2,
     "quantization": 1,
     "transformer_memory": 2,
     "allreduce": 3,
@@ -87,6 +94,20 @@ def _link_for_allreduce(
                 bidirectional * 1e9 / 2,
                 f"datasheet interconnect {bidirectional:g} GB/s bidirectional, halved",
             )
+    return None, ""
+
+
+def _bandwidth_for_decode(
+    device: str, records: Sequence[Record], catalog_row: dict[str, Any] | None
+) -> tuple[float | None, str]:
+    """The decode bound's bandwidth: the matched datasheet on a GPU, the measured DRAM copy on a CPU."""
+    if device == "cpu":
+        copy = _best_dram_copy_bytes_per_s(records)
+        if copy:
+            return copy, "this run's bandwidth sweep: best DRAM copy (STREAM counting: read + write)"
+        return None, ""
+    if catalog_row and catalog_row.get("memory_bw_gbps"):
+        return float(catalog_row["memory_bw_gbps"]) * 1e9, datasheet_source(catalog_row)
     return None, ""
 
 
@@ -153,8 +174,20 @@ def run_suite(
                 outcome = matmul(ctx.device, quick=quick, progress=sub, should_stop=should_stop)
             elif name == "host_device_copy":
                 outcome = host_device_copy(ctx.device, quick=quick, progress=sub, should_stop=should_stop)
+            elif name == "latency":
+                outcome = latency(ctx.device, quick=quick, progress=sub, should_stop=should_stop)
             elif name == "launch_overhead":
                 outcome = launch_overhead(ctx.device, quick=quick, progress=sub, should_stop=should_stop)
+            elif name == "decode":
+                bw, bw_source = _bandwidth_for_decode(ctx.device, records, dict(match.row) if match else None)
+                outcome = decode(
+                    ctx.device,
+                    quick=quick,
+                    bandwidth_bytes_per_s=bw,
+                    bandwidth_source=bw_source,
+                    progress=sub,
+                    should_stop=should_stop,
+                )
             elif name == "quantization":
                 outcome = quantization_error(ctx.device, quick=quick, progress=sub, should_stop=should_stop)
             elif name == "transformer_memory":
@@ -172,6 +205,8 @@ def run_suite(
                 )
             records.extend(outcome.records)
             statuses.append({"workload": name, **outcome.status.to_dict()})
+        # Small bandwidth points whose time is per-call overhead are labelled as such.
+        records = mark_launch_bound(records)
         extra: dict[str, Any] = {}
         if match:
             extra["datasheet_ratios"] = datasheet_ratios(records, match.row)

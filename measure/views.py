@@ -112,3 +112,130 @@ def datasheet_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
         }
         for r in datasheet_ratios(results.get("results", []), row)
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Latency: pointer-chase points placed on a hardware family's memory ladder
+
+# Levels a chase through global memory can hit (registers and shared memory are never reached).
+_CHASE_LEVELS = ("l1", "l2", "l2-far", "device-memory")
+# A working set is placed on a level when it is at most this share of the level's capacity: near
+# the capacity itself part of the set is already evicted (the H100 chase at exactly 256 KiB, the
+# L1's size, read 102 ns, between L1's 19-29 and L2's 143).
+LEVEL_FILL = 0.75
+
+
+def latency_pairs(records: Sequence[Record]) -> list[tuple[int, float]]:
+    """(working-set bytes, ns per load) of each latency record, by working set."""
+    return sorted(
+        (int(r["bytes"]), float(r["ns"]))
+        for r in records
+        if r.get("kind") == "latency" and r.get("bytes") and r.get("ns")
+    )
+
+
+def chase_capacities(family: Any, device: Mapping[str, Any]) -> list[tuple[str | None, float]]:
+    """(ladder level id or None, bytes one chasing thread can use there), fastest level first.
+
+    GPU families: the family's own L1 (per SM: one thread runs on one SM), L2 and device-memory
+    capacities. Where the family has a far L2 partition, the near "l2" level holds one partition,
+    half the L2 ("Two 25 MB partitions (RRZE); this row is the near one", memory_hierarchy.csv),
+    and "l2-far" the whole L2. CPU families: the measured CPU's own data caches from the results
+    (L1, L2, L3 as reported; private caches count once, as one thread uses one core), then main
+    memory. A level absent from the family's ladder (a CPU's L3 on a ladder without one) is None.
+    """
+    levels = {lv.level: lv for lv in family.levels}
+    out: list[tuple[str | None, float]] = []
+    if family.sm_count is not None:
+        for level_id in _CHASE_LEVELS:
+            level = levels.get(level_id)
+            if level is None or not level.capacity_bytes:
+                continue
+            capacity = float(level.capacity_bytes)
+            if level_id == "l2" and "l2-far" in levels:
+                capacity /= 2
+            out.append((level_id, capacity))
+        return out
+    caches = [
+        c
+        for c in ((device.get("cpu") or {}).get("caches") or [])
+        if c.get("type") != "Instruction" and c.get("size_bytes")
+    ]
+    for cache in sorted(caches, key=lambda c: c["level"]):
+        level_id = f"l{cache['level']}"
+        out.append((level_id if level_id in levels else None, float(cache["size_bytes"])))
+    if "host-memory" in levels:
+        out.append(("host-memory", float("inf")))
+    return out
+
+
+def chase_level(working_set_bytes: float, capacities: Sequence[tuple[str | None, float]]) -> str | None:
+    """The ladder level whose latency a chase over `working_set_bytes` measures, or None.
+
+    A level claims working sets larger than the level before it and at most LEVEL_FILL of its
+    own capacity. Between those (near a capacity, where part of the set is evicted) and inside a
+    level the ladder does not show, the answer is None.
+    """
+    previous = 0.0
+    for level_id, capacity in capacities:
+        if previous < working_set_bytes <= LEVEL_FILL * capacity:
+            return level_id
+        previous = capacity
+    return None
+
+
+def latency_ladder_points(results: Mapping[str, Any], family: Any) -> list[dict[str, Any]]:
+    """Each latency record of `results` with the ladder level it lands on for `family` (None when
+    it falls between levels): dicts {"bytes", "ns", "level"}. Empty when the results were not
+    measured on this family (a CPU run belongs on the CPU ladder, a GPU run on the family whose
+    catalog row it matched)."""
+    device = results.get("device") or {}
+    if device.get("type") == "cpu":
+        if family.sm_count is not None:
+            return []
+    elif not family.accelerator_id or family.accelerator_id != (device.get("catalog_match") or {}).get("id"):
+        return []
+    capacities = chase_capacities(family, device)
+    return [
+        {"bytes": size, "ns": ns, "level": chase_level(size, capacities)}
+        for size, ns in latency_pairs(results.get("results") or [])
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Decode: measured tokens per second beside the bandwidth bound
+
+_MODE_NAMES = {"eager": "eager PyTorch", "cuda_graph": "CUDA Graphs"}
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def decode_gap_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """Each decode record: model, mode, batch, measured tok/s, the bandwidth bound and the share
+    of it reached (display strings; tok/s to 3 significant figures, whole numbers from 100)."""
+    rows = []
+    for r in records:
+        if r.get("kind") != "decode":
+            continue
+        mode = _MODE_NAMES.get(str(r.get("mode")), str(r.get("mode")))
+        if "torch.compile" in str(r.get("method", "")):
+            mode += " (torch.compile)"
+        if r.get("cache") == "dynamic":
+            mode += ", dynamic cache"
+        bound = r.get("bound_tok_s")
+        fraction = r.get("fraction_of_bound")
+        rows.append(
+            {
+                "Model": str(r.get("model", "")),
+                "Mode": mode,
+                "Batch": str(r["batch"]),
+                "Measured tok/s": _rate(float(r["tok_s"])),
+                "Bound tok/s": _rate(float(bound)) if bound else "—",
+                "% of bound": (f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.2%}")
+                if fraction is not None
+                else "—",
+            }
+        )
+    return rows

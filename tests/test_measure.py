@@ -189,7 +189,8 @@ def test_is_hosted(monkeypatch, env, expected):
 
 
 def test_cli_quick_cpu_run_writes_a_schema_1_file_the_app_loads(tmp_path):
-    """`python -m measure --device cpu --quick --json FILE` (issue 6, item 4)."""
+    """`python -m measure --device cpu --quick --json FILE` (issue 6, item 4), with latency and decode
+    records and launch-bound small bandwidth points (issue 12)."""
     out = tmp_path / "results.json"
     result = subprocess.run(
         [sys.executable, "-m", "measure", "--device", "cpu", "--quick", "--json", str(out)],
@@ -206,9 +207,11 @@ def test_cli_quick_cpu_run_writes_a_schema_1_file_the_app_loads(tmp_path):
     kinds = {r["kind"] for r in doc["results"]}
     assert {
         "bandwidth",
+        "latency",
         "matmul",
         "allreduce",
         "launch_overhead",
+        "decode",
         "quantization",
         "transformer_memory",
     } <= kinds
@@ -220,6 +223,9 @@ def test_cli_quick_cpu_run_writes_a_schema_1_file_the_app_loads(tmp_path):
     loaded = load_results(out.read_bytes())
     assert len(loaded.records) == len(doc["results"])
     assert "Memory bandwidth" in result.stdout and "All-reduce" in result.stdout
+    assert "Latency (pointer chase" in result.stdout and "Decode (" in result.stdout
+    small = next(r for r in doc["results"] if r["kind"] == "bandwidth" and r["bytes"] == 4096)
+    assert small["launch_bound"] is True and small["cache_hint"] == "launch-bound"  # issue 12
 
 
 def test_cli_table_aligns_columns_and_sizes_read_in_binary_units():

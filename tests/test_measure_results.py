@@ -96,6 +96,66 @@ def test_unknown_kinds_and_fields_are_kept_for_newer_files():
     assert [record_kind(r) for r in loaded.by_kind("bandwidth")] == ["bandwidth"]
 
 
+def test_latency_and_decode_records_load_with_their_own_types():
+    """The new kinds keep schema 1: a minimal latency record (bytes, ns) and a decode record load."""
+    from measure.results import DecodeRecord, LatencyRecord
+
+    doc = _doc(
+        [
+            {"kind": "latency", "bytes": 4096, "ns": 1.4, "loads": 10_000, "method": "C chase"},
+            {
+                "kind": "decode",
+                "mode": "eager",
+                "batch": 1,
+                "step_s": 0.0508,
+                "tok_s": 19.7,
+                "bound_tok_s": 222.1,
+                "fraction_of_bound": 0.0887,
+                "weights_bytes": 15_009_857_536,
+            },
+        ]
+    )
+    latency, decode = load_results(json.dumps(doc)).records
+    assert isinstance(latency, LatencyRecord) and (latency.bytes, latency.ns, latency.loads) == (
+        4096,
+        1.4,
+        10_000,
+    )
+    assert (
+        isinstance(decode, DecodeRecord) and decode.mode == "eager" and decode.weights_bytes == 15_009_857_536
+    )
+    assert load_results(Results(device={}, records=(latency, decode)).to_json()).records == (latency, decode)
+
+
+def test_launch_bound_marking_follows_the_runs_own_overhead():
+    """Best call within 2 x the eager launch overhead: launch-bound, and no longer "fits in L2"."""
+    from measure.launch_bound import mark_launch_bound
+    from measure.results import LaunchRecord
+
+    launch = LaunchRecord(
+        device="cuda:0",
+        median_s=7.5e-6,
+        p10_s=7e-6,
+        p90_s=1e-5,
+        min_s=7e-6,
+        repeats=13,
+        op="add_",
+        mode="eager",
+        ops_per_s=1 / 7.5e-6,
+    )
+    small = _bandwidth(bytes=4096, min_s=9.0e-6, median_s=9.25e-6, cache_hint="L2")
+    large = _bandwidth(bytes=64 * 2**20, min_s=25.6e-6, median_s=25.6e-6, cache_hint="device memory")
+    marked_small, marked_large, _ = mark_launch_bound([small, large, launch])
+    assert (marked_small.launch_bound, marked_small.cache_hint, marked_small.working_set_level) == (
+        True,
+        "launch-bound",
+        "L2",
+    )
+    assert (marked_large.launch_bound, marked_large.cache_hint) == (False, "device memory")
+    assert mark_launch_bound(mark_launch_bound([small, launch]))[0].notes == marked_small.notes
+    assert mark_launch_bound([small])[0].launch_bound is None  # no launch record: not checked
+
+
 MALFORMED = [
     pytest.param(b"\xff\xfe not utf-8", "UTF-8", id="binary"),
     pytest.param("{not json", "Not valid JSON", id="not-json"),
@@ -155,6 +215,30 @@ MALFORMED = [
         id="unknown-op",
     ),
     pytest.param(json.dumps(_doc(quick="yes")), "'quick'", id="quick-not-bool"),
+    pytest.param(
+        json.dumps(_doc([{"kind": "latency", "bytes": 4096, "ns": -1.0}])), "plausible", id="negative-ns"
+    ),
+    pytest.param(json.dumps(_doc([{"kind": "latency", "bytes": 4096}])), "'ns'", id="latency-without-ns"),
+    pytest.param(
+        json.dumps(
+            _doc(
+                [
+                    {
+                        "kind": "decode",
+                        "mode": "compiled",
+                        "batch": 1,
+                        "step_s": 0.01,
+                        "tok_s": 100.0,
+                        "bound_tok_s": None,
+                        "fraction_of_bound": None,
+                        "weights_bytes": 1,
+                    }
+                ]
+            )
+        ),
+        "one of",
+        id="decode-unknown-mode",
+    ),
     pytest.param(b" " * (MAX_FILE_BYTES + 1), "too large", id="too-large"),
 ]
 

@@ -2,7 +2,8 @@
 
 The results live in session state as the validated JSON document that ``python -m measure``
 writes (schema 1), so every simulator page can draw the reader's own numbers beside its
-predictions without importing torch.
+predictions without importing torch. Functions that take ``results`` read that document when it
+is None, or a document passed in explicitly (a shipped sample: ``measure.samples.load_sample``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import Any
 
 import streamlit as st
 
+from simulators.hierarchy import HardwareFamily
+from simulators.hierarchy import MeasuredPoint as LadderPoint
 from simulators.roofline import MeasuredPoint
 
 RESULTS_KEY = "measure_results"
@@ -22,9 +25,9 @@ def current_results() -> dict[str, Any] | None:
     return results if isinstance(results, dict) else None
 
 
-def measured_roofline_points() -> list[MeasuredPoint]:
+def measured_roofline_points(results: dict[str, Any] | None = None) -> list[MeasuredPoint]:
     """Matmul records as roofline points: intensity from their shape, achieved FLOP/s measured."""
-    results = current_results()
+    results = results if results is not None else current_results()
     if not results:
         return []
     device = results.get("device", {}).get("name", "your device")
@@ -42,29 +45,35 @@ def measured_roofline_points() -> list[MeasuredPoint]:
     return points
 
 
-def _records(kind: str) -> list[dict[str, Any]]:
-    results = current_results()
+def _records(kind: str, results: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    results = results if results is not None else current_results()
     if not results:
         return []
     return [r for r in results.get("results", []) if isinstance(r, dict) and r.get("kind") == kind]
 
 
-def device_label() -> str:
-    results = current_results() or {}
+def device_label(results: dict[str, Any] | None = None) -> str:
+    results = (results if results is not None else current_results()) or {}
     device = results.get("device", {})
     return str(device.get("name") or device.get("device") or "your device")
 
 
-def measured_hierarchy_points(family) -> list:
-    """Best measured bandwidth per memory level, as points for this family's memory ladder.
+def measured_hierarchy_points(
+    family: HardwareFamily, results: dict[str, Any] | None = None
+) -> list[LadderPoint]:
+    """Measured points for this family's memory ladder: best bandwidth per level, and each
+    pointer-chase latency on the level its working set fits in.
 
     Only when the measured device is this family: a CPU run lands on the CPU ladder, a GPU run
     on the family whose catalog row it matched. The suite tags each bandwidth point with the
-    level its working set falls in (DRAM on a CPU is its main memory; device memory is HBM/GDDR).
+    level its working set falls in (DRAM on a CPU is its main memory; device memory is HBM/GDDR);
+    launch-bound points are tagged "launch-bound" and left out. A latency point's level comes
+    from the family's capacities (measure.views.chase_level); points between levels are left out
+    (latency_records keeps them all).
     """
-    from simulators.hierarchy import MeasuredPoint as LadderPoint
+    from measure.views import latency_ladder_points
 
-    results = current_results() or {}
+    results = (results if results is not None else current_results()) or {}
     device = results.get("device", {})
     if device.get("type") == "cpu":
         if family.sm_count is not None:  # a CPU's numbers belong on the CPU ladder only
@@ -79,23 +88,61 @@ def measured_hierarchy_points(family) -> list:
         "HBM": "device-memory",
     }
     level_ids = {lv.level for lv in family.levels}
+    name = device_label(results)
     best: dict[str, float] = {}
-    for record in _records("bandwidth"):
+    for record in _records("bandwidth", results):
         level = hint_to_level.get(str(record.get("cache_hint")))
-        if level in level_ids and record.get("bytes_per_s"):
+        if level in level_ids and record.get("bytes_per_s") and not record.get("launch_bound"):
             best[level] = max(best.get(level, 0.0), float(record["bytes_per_s"]))
-    return [
-        LadderPoint(label=f"{device_label()}: measured {level}", level=level, bytes_per_s=value)
+    points = [
+        LadderPoint(label=f"{name}: measured {level}", level=level, bytes_per_s=value)
         for level, value in best.items()
     ]
+    for point in latency_ladder_points(results, family):
+        if point["level"] in level_ids:
+            points.append(
+                LadderPoint(
+                    label=f"{name}: pointer chase over {_binary(point['bytes'])}",
+                    level=point["level"],
+                    seconds=point["ns"] * 1e-9,
+                )
+            )
+    return points
 
 
-def transformer_memory_rows() -> list[dict[str, str]]:
+def _binary(n: float) -> str:
+    from measure.cli import human_bytes
+
+    return human_bytes(n)
+
+
+def latency_records(results: dict[str, Any] | None = None) -> list[tuple[int, float]]:
+    """(working-set bytes, ns per load) of every latency record, by working set: the raw points
+    of a latency-vs-working-set chart."""
+    from measure.views import latency_pairs
+
+    return latency_pairs(_records("latency", results))
+
+
+def decode_gap_rows(results: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Measured decode speed beside the bandwidth bound: model, mode, batch, measured tok/s,
+    bound tok/s, % of bound (measure.views.decode_gap_rows)."""
+    from measure.views import decode_gap_rows as rows
+
+    return rows(_records("decode", results))
+
+
+def decode_records(results: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The raw decode records (numbers, for charts)."""
+    return _records("decode", results)
+
+
+def transformer_memory_rows(results: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """Measured transformer steps in this session beside the calculator's prediction."""
     from measure.views import transformer_memory_rows as rows
 
-    return rows(_records("transformer_memory"))
+    return rows(_records("transformer_memory", results))
 
 
-def allreduce_records() -> list[dict[str, Any]]:
-    return _records("allreduce")
+def allreduce_records(results: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return _records("allreduce", results)
