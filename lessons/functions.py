@@ -1,0 +1,688 @@
+"""The model functions a lesson may call inside ``{{ }}`` and in a question's ``answer``.
+
+Every number a lesson shows — in prose, in an option, as a right answer — is one of these calls
+(or arithmetic on them), evaluated at load time by the same simulators that draw the charts, so
+a lesson cannot drift from the pages. Each takes quoted ids (``"llama-3-8b"``, ``"h100-sxm"``) and
+numbers, and returns a number in the unit its name says (``_bytes``, ``_gb`` = 10⁹ bytes,
+``_gib`` = 2³⁰ bytes, ``_s``, ``_ms``, ``_tflops``, ``_tbs`` = 10¹² bytes/s).
+
+Add a function here when a lesson needs a number no function gives yet: a thin call into
+simulators/, never a formula of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from simulators import fit, hierarchy, parallelism, roofline
+from simulators import llm_memory as mem
+from simulators import quantization as q
+from simulators.hardware import Accelerator, get_accelerator, get_interconnect
+from simulators.llm_memory import ModelSpec
+from simulators.presets import get_model_preset
+
+# ---------------------------------------------------------------------------------- lookups
+
+
+def _gpu(gpu_id: str) -> Accelerator:
+    return get_accelerator(gpu_id)
+
+
+def _model(model_id: str) -> ModelSpec:
+    return get_model_preset(model_id).spec
+
+
+# ---------------------------------------------------------------------------------- hardware
+
+
+def peak_tflops(gpu: str, dtype: str = "bf16") -> float:
+    """Dense datasheet peak at ``dtype``, TFLOP/s (10¹² FLOP/s)."""
+    return _gpu(gpu).peak_flops(dtype) / 1e12
+
+
+def bandwidth_tbs(gpu: str) -> float:
+    """Device-memory bandwidth, TB/s (10¹² bytes/s), from the datasheet."""
+    return _gpu(gpu).memory_bandwidth_bytes_per_s / 1e12
+
+
+def bandwidth_gbs(gpu: str) -> float:
+    """Device-memory bandwidth, GB/s (10⁹ bytes/s)."""
+    return _gpu(gpu).memory_bandwidth_bytes_per_s / 1e9
+
+
+def memory_gb(gpu: str) -> float:
+    """Memory per device, GB (10⁹ bytes), as the vendor labels it."""
+    return _gpu(gpu).memory_bytes / 1e9
+
+
+def ridge(gpu: str, dtype: str = "bf16") -> float:
+    """Ridge point, FLOP per byte: dense peak ÷ device-memory bandwidth."""
+    return _gpu(gpu).ridge_point(dtype)
+
+
+def sm_count(gpu: str) -> float:
+    """Streaming multiprocessors (NVIDIA) or compute units (AMD) per device."""
+    return _gpu(gpu).sm_count
+
+
+def l2_mib(gpu: str) -> float:
+    """L2 cache per device, MiB."""
+    return _gpu(gpu).l2_bytes / 2**20
+
+
+def link_gbs(link: str) -> float:
+    """An interconnect's bandwidth per direction, GB/s."""
+    return get_interconnect(link).per_direction_bytes_per_s / 1e9
+
+
+# ---------------------------------------------------------------------------------- models
+
+
+def params(model: str) -> float:
+    """Total parameters of a shipped model config."""
+    return _model(model).param_count()
+
+
+def active_params(model: str) -> float:
+    """Parameters used per token (a mixture of experts uses only its routed experts)."""
+    return _model(model).param_count(active=True)
+
+
+def layers(model: str) -> float:
+    return _model(model).num_layers
+
+
+def hidden_size(model: str) -> float:
+    return _model(model).hidden_size
+
+
+def heads(model: str) -> float:
+    return _model(model).num_heads
+
+
+def kv_heads(model: str) -> float:
+    return _model(model).num_kv_heads
+
+
+def head_dim(model: str) -> float:
+    return _model(model).head_dim
+
+
+def kv_bytes_per_token(model: str, kv_fmt: str = "bf16") -> float:
+    """KV-cache bytes one token adds (all layers, K and V)."""
+    return mem.kv_cache_bytes(_model(model), 1, 1, kv_fmt)
+
+
+def kv_cache_gb(model: str, context: int, batch: int = 1, kv_fmt: str = "bf16") -> float:
+    """KV cache of ``batch`` sequences of ``context`` tokens, GB."""
+    return mem.kv_cache_bytes(_model(model), int(context), int(batch), kv_fmt) / 1e9
+
+
+def weights_gb(model: str, fmt: str = "bf16") -> float:
+    """Weights in format ``fmt``, GB (quantized formats: linear layers only, with their scales)."""
+    return mem.weight_bytes(_model(model), fmt) / 1e9
+
+
+# ---------------------------------------------------------------------------------- inference
+
+
+def inference_gb(
+    model: str,
+    gpu: str = "h100-sxm",
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    batch: int = 1,
+    context: int = 8192,
+    n_gpus: int = 1,
+) -> float:
+    """Memory per GPU to serve the model (Will it fit?'s total), GB."""
+    result = fit.inference(
+        _model(model),
+        _gpu(gpu),
+        weight_fmt=weight_fmt,
+        kv_fmt=kv_fmt,
+        batch=int(batch),
+        context=int(context),
+        n_gpus=int(n_gpus),
+    )
+    return result.memory.total_bytes / 1e9
+
+
+def _decode(model: str, gpu: str, batch: int, context: int, weight_fmt: str, kv_fmt: str, n_gpus: int):
+    accelerator = _gpu(gpu)
+    peak = fit.peak_or_none(accelerator, weight_fmt)
+    return mem.decode_step(
+        _model(model),
+        bandwidth_bytes_per_s=accelerator.memory_bandwidth_bytes_per_s,
+        peak_flops=peak or math.inf,
+        batch=int(batch),
+        context_tokens=int(context),
+        weight_fmt=weight_fmt,
+        kv_fmt=kv_fmt,
+        n_gpus=int(n_gpus),
+    )
+
+
+def decode_tok_s(
+    model: str,
+    gpu: str = "h100-sxm",
+    batch: int = 1,
+    context: int = 0,
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    n_gpus: int = 1,
+) -> float:
+    """Upper bound on decode speed, tokens/s summed over the batch."""
+    return _decode(model, gpu, batch, context, weight_fmt, kv_fmt, n_gpus).tokens_per_s
+
+
+def decode_memory_ms(
+    model: str, gpu: str = "h100-sxm", batch: int = 1, context: int = 0, weight_fmt: str = "bf16"
+) -> float:
+    """Time to stream one decode step's bytes (weights + KV cache) from memory, ms."""
+    return _decode(model, gpu, batch, context, weight_fmt, "bf16", 1).memory_time_s * 1e3
+
+
+def decode_compute_ms(
+    model: str, gpu: str = "h100-sxm", batch: int = 1, context: int = 0, weight_fmt: str = "bf16"
+) -> float:
+    """Time to do one decode step's FLOPs at the dense peak, ms."""
+    return _decode(model, gpu, batch, context, weight_fmt, "bf16", 1).compute_time_s * 1e3
+
+
+def decode_intensity(model: str, batch: int = 1, context: int = 0, dtype: str = "bf16") -> float:
+    """Arithmetic intensity of one decode step of the whole model, FLOP per byte."""
+    return roofline.decode_step_op(_model(model), int(batch), int(context), dtype=dtype).intensity
+
+
+def decode_intensity_limit(model: str, context: int, kv_fmt: str = "bf16") -> float:
+    """The intensity a decode step approaches as the batch grows at this context, FLOP per byte."""
+    return roofline.decode_intensity_limit(_model(model), int(context), kv_fmt)
+
+
+def crossover_batch(model: str, gpu: str = "h100-sxm", dtype: str = "bf16", context: int = 0) -> float:
+    """Smallest batch whose decode step reaches the ridge point (NaN when none does)."""
+    found = roofline.decode_crossover_batch(_model(model), _gpu(gpu), dtype, int(context))
+    return float(found) if found else math.nan
+
+
+def prefill_ms(model: str, gpu: str = "h100-sxm", tokens: int = 8192, mfu: float = 0.55) -> float:
+    """Time to first token for one prompt of ``tokens`` at ``mfu`` of the dense BF16 peak, ms."""
+    return (
+        mem.prefill_time_s(_model(model), int(tokens), peak_flops=_gpu(gpu).peak_flops("bf16"), mfu=mfu) * 1e3
+    )
+
+
+# ---------------------------------------------------------------------------------- training
+
+
+def training_gb(
+    model: str,
+    gpu: str = "h100-sxm",
+    task: str = "full",
+    recipe: str = "mixed-adam-16",
+    seq: int = 2048,
+    micro_batch: int = 1,
+    n_gpus: int = 1,
+    zero_stage: int = 0,
+    recompute: str = "none",
+    lora_rank: int = 16,
+) -> float:
+    """Memory per GPU for one training step (Will it fit?'s total), GB."""
+    result = fit.training(
+        _model(model),
+        _gpu(gpu),
+        task=task,
+        recipe=recipe,
+        seq=int(seq),
+        micro_batch=int(micro_batch),
+        n_gpus=int(n_gpus),
+        zero_stage=int(zero_stage),
+        recompute=recompute,
+        lora_rank=int(lora_rank),
+    )
+    return result.memory.total_bytes / 1e9
+
+
+def recipe_bytes_per_param(recipe: str = "mixed-adam-16") -> float:
+    """Bytes per parameter of weights + gradients + optimizer states in a training recipe."""
+    return mem.training_recipe(recipe).bytes_per_param
+
+
+def lora_params(model: str, rank: int = 16, modules: str = "q_proj,v_proj") -> float:
+    """Trainable LoRA parameters for adapters of ``rank`` on the comma-separated ``modules``."""
+    return mem.lora_trainable_params(_model(model), int(rank), tuple(modules.split(",")))
+
+
+# ---------------------------------------------------------------------------------- quantization
+
+
+@functools.cache
+def _gaussian_schemes() -> dict[str, q.SchemeResult]:
+    tensor = q.make_tensor("gaussian", (1024, 1024), 0)
+    return {r.scheme.label: r for r in q.evaluate_schemes(tensor)}
+
+
+def sqnr_db(scheme: str) -> float:
+    """SQNR (dB) of a scheme on the Quantization page's seeded Gaussian (1,024 × 1,024, seed 0).
+
+    ``scheme`` is the label the page's table shows, e.g. "INT4 group 128" or "NF4 block 64".
+    """
+    return _gaussian_schemes()[scheme].stats.sqnr_db
+
+
+def scheme_bits(scheme: str) -> float:
+    """Bits per parameter of a scheme, scales and zero points included."""
+    return _gaussian_schemes()[scheme].effective_bits
+
+
+def format_max(fmt: str) -> float:
+    """Largest finite value of a number format's element code (e.g. 448 for FP8 E4M3)."""
+    return q.FORMATS[fmt].max_finite
+
+
+# ---------------------------------------------------------------------------------- hierarchy
+
+
+def latency_ns(family: str, level: str, which: str = "mid") -> float:
+    """Published latency of a memory level (min, mid or max of the sourced range), ns."""
+    return hierarchy.get_level(family, level).latency_s(which) * 1e9
+
+
+def level_bandwidth_tbs(family: str, level: str) -> float:
+    """Bandwidth of a memory level for the whole device, TB/s."""
+    return hierarchy.get_level(family, level).bandwidth_per_device_bytes_per_s / 1e12
+
+
+def bytes_in_flight_mb(family: str, level: str = "device-memory") -> float:
+    """Little's law: latency × bandwidth, the bytes that must be in flight to keep a level busy, MB."""
+    return hierarchy.bytes_in_flight(hierarchy.get_level(family, level)) / 1e6
+
+
+def warps_per_sm(family: str, load_bytes: int = 4, level: str = "device-memory") -> float:
+    """Warps each SM needs in flight to saturate a level when every thread loads ``load_bytes``."""
+    return hierarchy.warps_in_flight(hierarchy.get_level(family, level), bytes_per_thread=int(load_bytes))
+
+
+# ---------------------------------------------------------------------------------- parallelism
+
+
+def bubble(pp: int, microbatches: int) -> float:
+    """Pipeline bubble fraction (p − 1) / (m + p − 1)."""
+    return parallelism.pipeline_bubble_fraction(int(pp), int(microbatches))
+
+
+# ------------------------------------------------------------------ additions for lessons 01, 02, 04, 05, 06
+
+
+def mlp_size(model: str) -> float:
+    """Width of the MLP's hidden layer (``intermediate_size`` in the model's config)."""
+    return float(_model(model).intermediate_size)
+
+
+def max_warps_per_sm(family: str) -> float:
+    """Resident warps one SM can hold (the Programming Guide's limit, from the hierarchy data)."""
+    found = hierarchy.family(family).max_warps_per_sm
+    return float(found) if found else math.nan
+
+
+def gemm_gflop(m: int, n: int, k: int) -> float:
+    """FLOPs of an ``[M,K] × [K,N]`` matrix multiply (2·M·N·K), GFLOP (10⁹ FLOP)."""
+    return roofline.gemm(int(m), int(n), int(k)).flops / 1e9
+
+
+def gemm_us(m: int, n: int, k: int, gpu: str = "h100-sxm", dtype: str = "bf16") -> float:
+    """Roofline time of an ``[M,K] × [K,N]`` GEMM at the dense datasheet peak and bandwidth, µs."""
+    prediction = roofline.predict(roofline.gemm(int(m), int(n), int(k), dtype), _gpu(gpu))
+    return prediction.time_s * 1e6 if prediction else math.nan
+
+
+def level_kib(family: str, level: str) -> float:
+    """Capacity of a memory level in its own scope (per SM for registers and L1), KiB (2¹⁰ bytes)."""
+    found = hierarchy.get_level(family, level).capacity_bytes
+    return found / 2**10 if found else math.nan
+
+
+def transfer_ms(family: str, level: str, nbytes: float) -> float:
+    """Time to move ``nbytes`` from a memory level: latency + bytes ÷ bandwidth, ms."""
+    return hierarchy.transfer_time_s(hierarchy.get_level(family, level), float(nbytes)) * 1e3
+
+
+def _placement(family: str, model: str, weight_fmt: str, context: int, usable: float):
+    spec = _model(model)
+    return hierarchy.place_model(
+        mem.weight_bytes(spec, weight_fmt),
+        mem.kv_cache_bytes(spec, int(context), 1, "bf16"),
+        hierarchy.family(family).levels,
+        usable_fraction=usable,
+    )
+
+
+def offloaded_gb(
+    family: str, model: str, weight_fmt: str = "bf16", context: int = 8192, usable: float = 0.9
+) -> float:
+    """Bytes that do not fit in device memory and live in host memory (batch 1), GB.
+
+    ``usable`` is the share of device memory the Memory hierarchy page lets the model use.
+    """
+    return _placement(family, model, weight_fmt, context, usable).offloaded_bytes / 1e9
+
+
+def offload_ms_per_token(
+    family: str, model: str, weight_fmt: str = "bf16", context: int = 8192, usable: float = 0.9
+) -> float:
+    """Batch-1 decode time per token with the overflow streamed over the host link, ms."""
+    return _placement(family, model, weight_fmt, context, usable).time_per_token_s * 1e3
+
+
+def offload_slowdown(
+    family: str, model: str, weight_fmt: str = "bf16", context: int = 8192, usable: float = 0.9
+) -> float:
+    """How many times slower a token is with offloading than if everything sat in device memory."""
+    return _placement(family, model, weight_fmt, context, usable).slowdown
+
+
+def inference_part_gb(
+    model: str,
+    part: str,
+    gpu: str = "h100-sxm",
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    batch: int = 1,
+    context: int = 8192,
+    n_gpus: int = 1,
+) -> float:
+    """One part of Will it fit?'s inference memory per GPU ("weights", "kv_cache", "activations",
+    "overhead"), GB."""
+    result = fit.inference(
+        _model(model),
+        _gpu(gpu),
+        weight_fmt=weight_fmt,
+        kv_fmt=kv_fmt,
+        batch=int(batch),
+        context=int(context),
+        n_gpus=int(n_gpus),
+    )
+    return result.memory.get(part) / 1e9
+
+
+def engine_pool_tokens(
+    model: str,
+    gpu: str = "h100-sxm",
+    utilization: float = mem.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    context: int = 8192,
+) -> float:
+    """Tokens of KV cache a vLLM-style engine's pool holds on one GPU (Will it fit?'s engine view)."""
+    result = fit.inference(
+        _model(model), _gpu(gpu), weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=1, context=int(context)
+    )
+    return float(fit.engine_pool(result, float(utilization)).pool_tokens)
+
+
+def prefill_intensity(model: str, tokens: int, dtype: str = "bf16") -> float:
+    """Arithmetic intensity of one prefill of ``tokens`` prompt tokens, FLOP per byte."""
+    return roofline.prefill_op(_model(model), int(tokens), dtype=dtype).intensity
+
+
+def smoothquant_scale(act_max: float, weight_max: float, alpha: float = 0.5) -> float:
+    """SmoothQuant's per-channel factor s = max|X|^α / max|W|^(1−α) (arXiv 2211.10438, eq. 4)."""
+    return float(q.smoothquant_scales([float(act_max)], [float(weight_max)], float(alpha))[0])
+
+
+@functools.cache
+def _outlier_matmul(alpha: float) -> dict[str, q.ErrorStats]:
+    return q.outlier_matmul_demo(alpha=alpha)
+
+
+def matmul_sqnr_db(scheme: str, alpha: float = 0.5) -> float:
+    """Output SQNR (dB) of the Quantization page's outlier matmul under ``scheme``.
+
+    Activations with outlier channels (512 × 1,024, seed 0) times a Gaussian weight; ``scheme``
+    is a key of ``simulators.quantization.MATMUL_SCHEMES`` ("w8a8-per-tensor", "w8a8-smoothquant", …).
+    """
+    return _outlier_matmul(float(alpha))[scheme].sqnr_db
+
+
+# ------------------------------------------------------------------ additions for lessons 07, 08, 09, 10, 11
+
+
+def recipe_part_bytes(part: str, recipe: str = "mixed-adam-16") -> float:
+    """Bytes per parameter of one part of a training recipe: "weights" (the 16-bit working copy),
+    "master" (fp32 master weights), "gradients" or "optimizer" (Adam's moments)."""
+    r = mem.training_recipe(recipe)
+    return {
+        "weights": r.weight_bytes,
+        "master": r.master_bytes,
+        "gradients": r.grad_bytes,
+        "optimizer": r.optimizer_bytes,
+    }[part]
+
+
+def training_part_gb(
+    model: str,
+    part: str = "total",
+    gpu: str = "h100-sxm",
+    task: str = "full",
+    seq: int = 2048,
+    micro_batch: int = 1,
+    n_gpus: int = 1,
+    zero_stage: int = 0,
+    recompute: str = "none",
+    lora_rank: int = 16,
+    lora_modules: str = "",
+    recipe: str = "mixed-adam-16",
+) -> float:
+    """One part of the memory per GPU of a training step (Will it fit?'s parts), GB.
+
+    ``part``: "total", or a part key of ``llm_memory.training_memory``: "frozen_weights",
+    "weights", "gradients", "optimizer", "activations", "overhead". ``lora_modules`` is
+    comma-separated ("q_proj,v_proj"); empty means the simulator's default (every linear layer).
+    """
+    result = fit.training(
+        _model(model),
+        _gpu(gpu),
+        task=task,
+        recipe=recipe,
+        seq=int(seq),
+        micro_batch=int(micro_batch),
+        n_gpus=int(n_gpus),
+        zero_stage=int(zero_stage),
+        recompute=recompute,
+        lora_rank=int(lora_rank),
+        lora_modules=tuple(lora_modules.split(",")) if lora_modules else (),
+    )
+    memory = result.memory
+    return (memory.total_bytes if part == "total" else memory.get(part)) / 1e9
+
+
+def zero_state_gb(num_params: float, n_gpus: int, stage: int) -> float:
+    """ZeRO model states (16 B/param mixed-precision Adam) per GPU at ``stage`` over ``n_gpus``, GB."""
+    return parallelism.zero_model_state_bytes(float(num_params), int(n_gpus), int(stage)) / 1e9
+
+
+def _attention_op(kernel: str, heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int):
+    if kernel not in ("flash", "naive"):
+        raise ValueError(f"kernel must be 'flash' or 'naive', got {kernel!r}")
+    return roofline.attention(
+        1, int(heads), int(kv_heads), int(q_len), int(kv_len), int(head_dim), flash=kernel == "flash"
+    )
+
+
+def attention_us(
+    gpu: str, kernel: str, heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int = 128
+) -> float:
+    """Roofline time of one layer's attention (one sequence, no mask), µs; ``kernel`` "flash" or "naive"."""
+    op = _attention_op(kernel, heads, kv_heads, q_len, kv_len, head_dim)
+    return roofline.predict(op, _gpu(gpu)).time_s * 1e6
+
+
+def attention_intensity(
+    kernel: str, heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int = 128
+) -> float:
+    """Arithmetic intensity of one layer's attention, FLOP per byte of device-memory traffic."""
+    return _attention_op(kernel, heads, kv_heads, q_len, kv_len, head_dim).intensity
+
+
+def attention_gflop(
+    kernel: str, heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int = 128
+) -> float:
+    """FLOPs of one layer's attention (QKᵀ and PV), GFLOP (10⁹)."""
+    return _attention_op(kernel, heads, kv_heads, q_len, kv_len, head_dim).flops / 1e9
+
+
+def _norm_op(kind: str, fusion: str, tokens: int, hidden: int):
+    if fusion not in ("fused", "unfused"):
+        raise ValueError(f"fusion must be 'fused' or 'unfused', got {fusion!r}")
+    build = {"rmsnorm": roofline.rmsnorm, "layernorm": roofline.layernorm}[kind]
+    return build(int(tokens), int(hidden), fusion == "fused")
+
+
+def norm_us(gpu: str, kind: str, fusion: str, tokens: int = 4096, hidden: int = 4096) -> float:
+    """Roofline time of a "rmsnorm" or "layernorm", "fused" or "unfused", in BF16, µs."""
+    return roofline.predict(_norm_op(kind, fusion, tokens, hidden), _gpu(gpu)).time_s * 1e6
+
+
+def norm_intensity(kind: str, fusion: str, tokens: int = 4096, hidden: int = 4096) -> float:
+    """Arithmetic intensity of a "rmsnorm" or "layernorm", "fused" or "unfused", FLOP per byte."""
+    return _norm_op(kind, fusion, tokens, hidden).intensity
+
+
+def score_bytes_per_element(act_bytes: float = 2) -> float:
+    """Bytes eager attention holds per attention score at its peak (BF16 scores, FP32 softmax copy
+    and output), bytes."""
+    return mem.eager_score_bytes_per_element(act_bytes)
+
+
+def eager_scores_gb(model: str, tokens: int) -> float:
+    """Eager attention's score matrix at its peak for a prefill of ``tokens`` (one layer), GB."""
+    return mem.attention_score_bytes(_model(model), int(tokens), int(tokens)) / 1e9
+
+
+def prefill_peak_gb(model: str, tokens: int, attention: str = "flash") -> float:
+    """Predicted peak of one unchunked prefill of ``tokens`` as transformers runs it (tensors only), GB."""
+    return fit.measured_prefill_memory(_model(model), int(tokens), attention).total_bytes / 1e9
+
+
+def measured_prefill_gb(model: str, measured_with: str = "sdpa") -> float:
+    """Measured prefill peak on an H100 (simulators/data/measured), GB; ``measured_with`` as the run
+    was labelled: "sdpa" (fused kernel), "eager" or "default"."""
+    for row in fit.measured_validation_rows():
+        if row["preset"] == model and row["measured_with"] == measured_with:
+            return row["measured_gb"]
+    raise ValueError(f"no measured prefill of {model!r} with {measured_with!r}")
+
+
+def measured_prompt_tokens(model: str, measured_with: str = "sdpa") -> float:
+    """Prompt length of that measured prefill, tokens."""
+    for row in fit.measured_validation_rows():
+        if row["preset"] == model and row["measured_with"] == measured_with:
+            return row["prompt_tokens"]
+    raise ValueError(f"no measured prefill of {model!r} with {measured_with!r}")
+
+
+def allreduce_factor(n_gpus: int) -> float:
+    """Times its buffer each GPU sends in a ring all-reduce over ``n_gpus``: 2(n − 1)/n."""
+    return parallelism.bus_bandwidth_factor("all-reduce", int(n_gpus))
+
+
+def link_efficiency(link: str) -> float:
+    """Share of a link's one-way rate a transfer reaches (measured where the catalog has it, else 0.8)."""
+    return parallelism.link_efficiency(get_interconnect(link))
+
+
+def link_measured_gbs(link: str) -> float:
+    """The catalog's measured one-way rate of a link (interconnects.csv ``measured_setup``), GB/s."""
+    measured = get_interconnect(link).measured_bytes_per_s
+    if measured is None:
+        raise ValueError(f"the catalog has no measured rate for {link!r}")
+    return measured / 1e9
+
+
+def gpu_link_gbs(gpu: str) -> float:
+    """A GPU's GPU-to-GPU link (NVLink, Infinity Fabric) as its vendor quotes it, GB/s, both directions."""
+    return _gpu(gpu).interconnect_bytes_per_s / 1e9
+
+
+def _par(
+    model: str,
+    nodes: int,
+    gpus_per_node: int,
+    tp: int,
+    pp: int,
+    dp: int,
+    *,
+    zero: int = 1,
+    m: int = 16,
+    seq: int = 4096,
+    sp: int = 0,
+    recompute: str = "none",
+    intra: str = "nvlink-4",
+    inter: str = "ib-ndr-4x",
+    gpu: str = "h100-sxm",
+):
+    """A training layout as the Parallelism page builds it: DP × TP × PP on ``nodes`` ×
+    ``gpus_per_node`` GPUs, ZeRO stage ``zero``, ``m`` micro-batches of ``seq`` tokens, sequence
+    parallelism ``sp`` (0/1), recomputation, and the links inside and between nodes."""
+    spec = _model(model)
+    layout = parallelism.Layout(
+        dp=int(dp),
+        tp=int(tp),
+        pp=int(pp),
+        zero_stage=int(zero),
+        num_microbatches=int(m),
+        seq=int(seq),
+        nodes=int(nodes),
+        gpus_per_node=int(gpus_per_node),
+        sequence_parallel=bool(sp),
+        recompute=recompute,
+    )
+    parallelism.check_layout(spec, layout)
+    terms = parallelism.communication_per_step(spec, layout, intra_node_link=intra, inter_node_link=inter)
+    step = parallelism.step_time(spec, layout, _gpu(gpu), terms)
+    return spec, layout, terms, step
+
+
+def par_memory_gb(
+    model: str, nodes: int, gpus_per_node: int, tp: int, pp: int, dp: int, **layout: Any
+) -> float:
+    """Memory of the busiest GPU of a training layout (the Parallelism page's figure), GB.
+    ``layout``: zero, m, seq, sp, recompute as in ``_par``."""
+    spec, built, _, _ = _par(model, nodes, gpus_per_node, tp, pp, dp, **layout)
+    return parallelism.per_gpu_memory(spec, built).total_bytes / 1e9
+
+
+def par_comm_gb(
+    model: str, kind: str, nodes: int, gpus_per_node: int, tp: int, pp: int, dp: int, **layout: Any
+) -> float:
+    """GB one GPU sends per step for traffic ``kind`` ("tp", "pp" or "dp"), bus-bandwidth accounting."""
+    _, _, terms, _ = _par(model, nodes, gpus_per_node, tp, pp, dp, **layout)
+    return sum(t.bytes_per_gpu for t in terms if t.key.startswith(kind)) / 1e9
+
+
+def par_comm_s(
+    model: str, kind: str, nodes: int, gpus_per_node: int, tp: int, pp: int, dp: int, **layout: Any
+) -> float:
+    """Seconds per step of traffic ``kind`` ("tp", "pp" or "dp") on its links (``intra``/``inter``
+    in ``layout``), as the Parallelism page computes it (one-way rate × the link's efficiency)."""
+    _, _, terms, _ = _par(model, nodes, gpus_per_node, tp, pp, dp, **layout)
+    return sum(t.time_s for t in terms if t.key.startswith(kind))
+
+
+def par_scaling(
+    model: str, nodes: int, gpus_per_node: int, tp: int, pp: int, dp: int, **layout: Any
+) -> float:
+    """Scaling efficiency of a layout on H100 SXMs: ideal compute time ÷ step time (0 to 1)."""
+    _, _, _, step = _par(model, nodes, gpus_per_node, tp, pp, dp, **layout)
+    return step.scaling_efficiency
+
+
+FUNCTIONS: dict[str, Callable[..., float]] = {
+    name: value
+    for name, value in list(globals().items())
+    if callable(value) and not name.startswith("_") and getattr(value, "__module__", "") == __name__
+}

@@ -1,0 +1,150 @@
+"""The course: every lesson loads and validates, answers are recomputed independently, and
+malformed files fail with the file, the step and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lessons import LessonError, grade, load_lessons, parse_lesson_file
+from lessons.loader import LESSONS_DIR
+from tests.lesson_answers import ANSWERS
+
+LESSON_FILES = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.md"))
+SEEDS = yaml.safe_load((Path(__file__).parent / "data" / "seed_concepts.yaml").read_text())
+SEED_TERMS = sorted({term for pairs in SEEDS.values() for _, term in pairs})
+
+
+def _numeric_questions():
+    """Collected file by file, so one broken lesson fails its own tests, not the collection."""
+    found = []
+    for path in LESSON_FILES:
+        try:
+            lesson = parse_lesson_file(path)
+        except LessonError:
+            continue  # test_every_lesson_file_validates reports it
+        found += [(lesson, q) for q in lesson.questions if q.is_numeric]
+    return found
+
+
+@pytest.mark.parametrize("path", LESSON_FILES, ids=lambda p: p.name)
+def test_every_lesson_file_validates(path):
+    lesson = parse_lesson_file(path)
+    assert 4 <= len(lesson.steps) <= 10
+    assert 10 <= lesson.minutes <= 20
+
+
+def test_the_course_has_at_least_ten_lessons_and_fifty_questions():
+    lessons = load_lessons()
+    assert len(lessons) >= 10, [lesson.id for lesson in lessons]
+    assert sum(len(lesson.questions) for lesson in lessons) >= 50
+
+
+@pytest.mark.parametrize(("lesson", "question"), _numeric_questions(), ids=lambda x: getattr(x, "id", ""))
+def test_numeric_answer_is_recomputed_independently(lesson, question):
+    """The lesson's expression and a direct simulators computation agree, and the tolerance is tight
+    enough to reject 1.5 × answer + 1."""
+    key = f"{lesson.id}/{question.id}"
+    assert key in ANSWERS, f"tests/lesson_answers.py has no independent computation for {key}"
+    expected = float(ANSWERS[key]())
+    assert grade(question, expected), (key, question.answer, expected)
+    assert not grade(question, 1.5 * expected + 1), key
+
+
+def test_every_choice_question_has_exactly_one_right_option():
+    for lesson in load_lessons():
+        for question in lesson.questions:
+            if question.is_numeric:
+                continue
+            right = [i for i in range(len(question.options)) if grade(question, i)]
+            assert right == [question.answer], (lesson.id, question.id)
+
+
+def test_every_seed_concept_is_taught_by_a_lesson():
+    """Every concept of the five seed articles (tests/data/seed_concepts.yaml) is one of some
+    lesson's terms, and the loader has checked that the lesson links it."""
+    taught = {term for lesson in load_lessons() for term in lesson.terms}
+    missing = [term for term in SEED_TERMS if term not in taught]
+    assert not missing, f"seed concepts no lesson teaches: {missing}"
+
+
+def test_grade_numbers_use_relative_tolerance_and_choices_use_the_index():
+    lesson = parse_lesson_file(LESSONS_DIR / "03-roofline.md")
+    ridge = next(q for q in lesson.questions if q.id == "ridge-h100")
+    assert grade(ridge, ridge.answer * 1.04)
+    assert not grade(ridge, ridge.answer * 1.06)
+    assert not grade(ridge, None) and not grade(ridge, "abc") and not grade(ridge, float("nan"))
+    choice = next(q for q in lesson.questions if q.id == "ridge-h200")
+    assert grade(choice, choice.answer)
+    assert not grade(choice, (choice.answer + 1) % len(choice.options))
+    assert not grade(choice, True)
+
+
+# -- malformed files -----------------------------------------------------------------------------
+
+GOOD_STEP = """
+## A step
+
+Prose with a [[roofline-model|link]].
+"""
+
+FRONT = """---
+id: broken
+title: Broken
+minutes: 12
+objectives: [Explain a thing, Compute a thing, Predict a thing]
+prerequisites: []
+terms: [roofline-model]
+---
+"""
+
+
+def _write(tmp_path: Path, steps: str) -> Path:
+    path = tmp_path / "01-broken.md"
+    path.write_text(FRONT + GOOD_STEP * 3 + steps, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        (
+            "## Bad view\n\nText.\n\n```view\npage: roofline\nview: roofline\npreset: no-such-preset\n```\n",
+            "field view.preset",
+        ),
+        ('## Bad number\n\nText {{ ridge("no-such-gpu") }}.\n', "field body"),
+        (
+            "## No explanation\n\nText.\n\n```question\nid: q1\nkind: number\nprompt: How many?\n"
+            "answer: 2 * 3\ntolerance: 0.05\nunit: x\n```\n",
+            "question q1.explanation",
+        ),
+        (
+            "## Missing feedback\n\nText.\n\n```question\nid: q2\nkind: choice\nprompt: Which?\n"
+            "options:\n  - text: A\n    feedback: right\n  - text: B\nanswer: 0\n"
+            "explanation: Because.\n```\n",
+            "question q2.options[1].feedback",
+        ),
+        ("## Unknown term\n\nA [[no-such-term]] link.\n", "unknown glossary term"),
+        (
+            "## Typed number\n\nText.\n\n```question\nid: q3\nkind: choice\nprompt: Which?\n"
+            "options:\n  - text: 295 FLOP/byte\n    feedback: ok\n  - text: B\n    feedback: no\nanswer: 0\n"
+            "explanation: Because.\n```\n",
+            "typed number",
+        ),
+    ],
+    ids=[
+        "unknown-preset",
+        "failing-expression",
+        "no-explanation",
+        "no-feedback",
+        "unknown-term",
+        "typed-number",
+    ],
+)
+def test_a_malformed_lesson_names_file_step_and_field(tmp_path, step, message):
+    with pytest.raises(LessonError) as info:
+        parse_lesson_file(_write(tmp_path, step))
+    text = str(info.value)
+    assert "lessons/01-broken.md" in text and "step “" in text and message in text, text
