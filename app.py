@@ -7,12 +7,17 @@ from pathlib import Path
 import streamlit as st
 
 from ui.nav import PAGES
-from ui.presenter import presenter_toggle
+from ui.presenter import is_presenting, presenter_toggle
 from ui.search_box import sidebar_search
 
 ROOT = Path(__file__).resolve().parent
 
-st.set_page_config(page_title="GPU Field Guide", page_icon=":material/memory:", layout="wide")
+st.set_page_config(
+    page_title="GPU Field Guide",
+    page_icon=str(ROOT / "static" / "favicon.png"),  # a local file: a material icon is fetched from Google
+    layout="wide",
+    initial_sidebar_state="collapsed" if is_presenting() else "auto",
+)
 
 sections: dict[str, list[st.Page]] = {}
 for info in PAGES:

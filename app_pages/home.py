@@ -1,4 +1,4 @@
-"""Home page: what the guide is, who it is for, a map of the pages and a path to start on."""
+"""Home page: what the guide is, the course as the place to start, the pages, and a glossary tour."""
 
 from __future__ import annotations
 
@@ -6,31 +6,49 @@ import streamlit as st
 
 from content import load_page
 from glossary import load_terms, terms_by_id
-from ui.controls import first_preset
+from lessons import LessonError, load_lessons
+from ui.controls import first_preset, term_markdown
+from ui.lesson_view import LESSONS_PAGE, step_link
 from ui.nav import GLOSSARY, PAGES
 
 page = load_page("home")
-
-
 by_id = terms_by_id()
 
 st.title(page.meta["title"])
 st.subheader(page.meta["tagline"])
-st.markdown(page.body)
+st.markdown(term_markdown(page.body))
 
-st.header("Start here", divider="gray")
-st.caption("Twelve terms that build on each other, from the chip to a served model. About 20 minutes.")
-path = [by_id[i] for i in page.meta.get("start_here", []) if i in by_id]
-columns = st.columns(3)
-for step, term in enumerate(path, start=1):
-    with columns[(step - 1) % 3], st.container(border=True):
-        st.page_link(GLOSSARY.path, label=f"{step}. {term.title}", query_params={"term": term.id})
-        st.caption(term.summary)
+st.header("Start here: the course", divider="gray")
+try:
+    lessons = load_lessons()
+except LessonError:
+    lessons = []
+if lessons:
+    first = lessons[0]
+    st.page_link(
+        LESSONS_PAGE.path,
+        label=f"Lesson 1: {first.title} ({first.minutes} min)",
+        icon=":material/play_circle:",
+        query_params=step_link(first, 1),
+    )
+    st.caption(
+        f"{len(lessons)} lessons, about {sum(lesson.minutes for lesson in lessons) / 60:.1f} hours: "
+        "predict, then let the simulator answer."
+    )
+    for i, lesson in enumerate(lessons):
+        if i % 2 == 0:
+            columns = st.columns(2)
+        columns[i % 2].page_link(
+            LESSONS_PAGE.path,
+            label=f"{lesson.number}. {lesson.title}",
+            query_params=step_link(lesson, 1),
+        )
 
 st.header("Pages", divider="gray")
 cards = [info for info in PAGES if not info.default]
-columns = st.columns(3)
 for i, info in enumerate(cards):
+    if i % 3 == 0:  # one row of columns at a time, so a phone stacks the cards in reading order
+        columns = st.columns(3)
     with columns[i % 3], st.container(border=True):
         st.page_link(info.path, label=info.title, icon=info.icon)
         st.caption(info.blurb)
@@ -42,6 +60,16 @@ for i, info in enumerate(cards):
                 icon=":material/play_arrow:",
                 query_params={"preset": example["id"]},
             )
+
+st.header("A glossary tour", divider="gray")
+st.caption(page.section("tour"))
+path = [by_id[i] for i in page.meta.get("start_here", []) if i in by_id]
+for step, term in enumerate(path, start=1):
+    if step % 3 == 1:
+        columns = st.columns(3)
+    with columns[(step - 1) % 3], st.container(border=True):
+        st.page_link(GLOSSARY.path, label=f"{step}. {term.title}", query_params={"term": term.id})
+        st.caption(term.summary)
 
 terms = load_terms()
 categories = sorted({t.category for t in terms})

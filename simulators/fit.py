@@ -191,7 +191,7 @@ def inference(
         prefill_s=prefill,
         weight_fmt=weight_fmt,
         attention=attention,
-        speed_label="Decode bound, per sequence",
+        speed_label="Decode speed bound",
         speed_value=f"{format_rate(step.tokens_per_s_per_sequence)} tok/s",
         speed_help=(
             f"Upper bound: {step.bound}-bound. Each step reads "

@@ -17,7 +17,16 @@ def test_default_int8_per_tensor_on_a_gaussian():
     x = q.make_tensor("gaussian", (1024, 1024), 0)
     expected = q.sqnr_db(x, q.quantize(x, "int8", "tensor"))
     assert metrics(at)["SQNR"] == f"{expected:.2f} dB"
-    assert len(at.tabs) == 5
+    assert at.get("button_group")[0].proto.options  # the view picker: one format, all formats, …
+
+
+def test_each_view_draws_only_its_own_charts():
+    """Only the open view is computed (a rerun is a class's capacity): the matmul view draws its
+    two charts and none of the one-format histograms."""
+    at = open_page(q_view="matmul", q_alpha="0.75")
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    assert "SQNR" not in metrics(at)
 
 
 def test_outlier_preset_shows_per_tensor_int8_wrecked():

@@ -19,28 +19,31 @@ def test_default_view_shows_llama_3_8b_decode_crossover_on_h100():
     expected = roofline.decode_crossover_batch(
         get_model_preset("llama-3-8b").spec, get_accelerator("h100-sxm")
     )
-    assert metrics(at)["Crossover batch"] == f"{expected:,}"
-    assert metrics(at)["Bound on H100 SXM (80GB)"] == "memory"
+    assert metrics(at)["Compute-bound from batch"] == f"{expected:,}"
+    assert metrics(at)["Decode step bound by"] == "memory"
 
 
 def test_batch_from_the_url_past_the_crossover_is_compute_bound():
     at = open_page(rf_batch="512")
     assert not at.exception
-    assert metrics(at)["Bound on H100 SXM (80GB)"] == "compute"
+    assert metrics(at)["Decode step bound by"] == "compute"
 
 
 def test_moving_the_batch_slider_changes_the_bound():
     at = open_page()
     at.select_slider(key="rf_batch").set_value(1024).run()
     assert not at.exception
-    assert metrics(at)["Bound on H100 SXM (80GB)"] == "compute"
+    assert metrics(at)["Decode step bound by"] == "compute"
+    assert at.query_params["rf_batch"] in (["1024"], "1024")  # the address follows the slider
 
 
 def test_long_context_never_crosses_and_says_why():
     at = open_page(rf_ctx="8192", rf_batch="4096")
     assert not at.exception
-    assert metrics(at)["Crossover batch"] == "never"
-    assert any("levels off" in c.value for c in at.caption)
+    assert metrics(at)["Compute-bound from batch"] == "never"
+    limit = roofline.decode_intensity_limit(get_model_preset("llama-3-8b").spec, 8192)
+    helps = [m.proto.help for m in at.get("metric")]
+    assert any("levels off" in h and f"{limit:,.1f}" in h for h in helps)
 
 
 def test_accelerators_and_sets_come_from_the_url():

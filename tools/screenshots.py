@@ -1,10 +1,14 @@
 """Screenshot pages of the running app in headless Chromium, waiting until each has finished.
 
-    python tools/screenshots.py OUT_DIR [PATH_AND_QUERY ...]
+    python tools/screenshots.py OUT_DIR [PATH_AND_QUERY ...] [--size desktop|projector|phone]
+                                [--present] [--fold]
 
 Starts `streamlit run app.py` on a free port, opens each path (default: every page in the
 navigation), waits until the script has stopped running and no skeleton placeholder is left,
-then saves a full-page PNG. Prints pages that show an exception box. Uses Debian's chromium.
+then saves a PNG: the whole page, or with ``--fold`` only what fits on the first screen.
+Sizes: desktop 1440×900, projector 1280×720, phone 390×844. ``--present`` adds
+``present=true`` to every address (presenter view). Prints pages that show an exception box or
+scroll sideways. Uses Debian's chromium.
 """
 
 from __future__ import annotations
@@ -48,14 +52,29 @@ def wait_until_idle(page, timeout_s: float = 90) -> None:
         time.sleep(0.2)
 
 
+SIZES = {"desktop": (1440, 900), "projector": (1280, 720), "phone": (390, 844)}
+
+
 def main() -> int:
+    import argparse
+
     from playwright.sync_api import sync_playwright
 
     from ui.nav import PAGES
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default="screenshots")
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("--size", choices=sorted(SIZES), default="desktop")
+    parser.add_argument("--present", action="store_true", help="presenter view (?present=true)")
+    parser.add_argument("--fold", action="store_true", help="only the first screen, not the whole page")
+    args = parser.parse_intermixed_args()
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    paths = sys.argv[2:] or [p.url_path if not p.default else "" for p in PAGES]
+    paths = args.paths or [p.url_path if not p.default else "" for p in PAGES]
+    if args.present:
+        paths = [p + ("&" if "?" in p else "?") + "present=true" for p in paths]
+    width, height = SIZES[args.size]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -77,16 +96,22 @@ def main() -> int:
                 time.sleep(0.1)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
-            height = int(os.environ.get("SHOT_HEIGHT", "3200"))  # Streamlit scrolls inside the page
-            page = browser.new_page(viewport={"width": 1400, "height": height})
+            # Streamlit scrolls inside the page: a tall viewport captures the whole page.
+            tall = height if args.fold else int(os.environ.get("SHOT_HEIGHT", "3600"))
+            page = browser.new_page(viewport={"width": width, "height": tall})
             page.on("pageerror", lambda e: problems.append(f"js error: {e}"))
             for path in paths:
-                page.goto(base + path)
+                page.goto(base + path, timeout=90_000, wait_until="domcontentloaded")
                 wait_until_idle(page)
                 name = re.sub(r"\W+", "_", path).strip("_") or "home"
-                page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+                page.screenshot(path=str(out / f"{name}.png"), full_page=not args.fold)
                 if page.query_selector('[data-testid="stException"]'):
                     problems.append(f"{name}: exception shown")
+                overflow = page.evaluate(
+                    "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+                )
+                if overflow > 1:
+                    problems.append(f"{name}: scrolls sideways by {overflow} px")
                 print(out / f"{name}.png")
             browser.close()
     finally:

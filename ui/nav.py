@@ -19,6 +19,7 @@ class PageInfo:
     section: str
     blurb: str
     default: bool = False
+    views: tuple[str, ...] = ()  # simulator views a lesson step may embed (ui/views/<page>.py)
 
     @property
     def file(self) -> Path:
@@ -31,9 +32,18 @@ PAGES: tuple[PageInfo, ...] = (
         title="Home",
         icon=":material/home:",
         url_path="home",
-        section="Learn",
+        section="",
         blurb="What this guide is, who it is for, and where to start.",
         default=True,
+    ),
+    PageInfo(
+        path="app_pages/lessons.py",
+        title="Lessons",
+        icon=":material/school:",
+        url_path="lessons",
+        section="Learn",
+        blurb="A course in eleven lessons: predict, then let the simulator answer; every quiz number is "
+        "computed by the models.",
     ),
     PageInfo(
         path="app_pages/glossary.py",
@@ -50,6 +60,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="will-it-fit",
         section="Simulators",
         blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
+        views=("memory", "decode-time"),
     ),
     PageInfo(
         path="app_pages/roofline.py",
@@ -58,6 +69,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="roofline",
         section="Simulators",
         blurb="Compute- or memory-bound? Datasheet roofs, real operations as points, decode vs batch size.",
+        views=("roofline", "decode-batch"),
     ),
     PageInfo(
         path="app_pages/quantization.py",
@@ -66,6 +78,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="quantization",
         section="Simulators",
         blurb="Quantize a real tensor in every format: the grid, the error, SQNR per bit, outliers.",
+        views=("one-format", "all-formats", "outliers", "matmul", "model-size"),
     ),
     PageInfo(
         path="app_pages/parallelism.py",
@@ -74,6 +87,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="parallelism",
         section="Simulators",
         blurb="Data, tensor and pipeline parallelism with ZeRO: memory per GPU, traffic, the bubble.",
+        views=("grid", "memory", "communication", "pipeline"),
     ),
     PageInfo(
         path="app_pages/memory_hierarchy.py",
@@ -82,6 +96,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="memory-hierarchy",
         section="Simulators",
         blurb="Latency and bandwidth from registers to disk, Little's law, and the cost of offloading.",
+        views=("ladder", "transfer", "littles", "placement"),
     ),
     PageInfo(
         path="app_pages/your_hardware.py",
@@ -90,6 +105,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="your-hardware",
         section="Measure",
         blurb="Measure bandwidth, matmul, launch overhead and all-reduce here, beside the predictions.",
+        views=("sample",),
     ),
 )
 

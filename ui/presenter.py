@@ -1,8 +1,10 @@
-"""Presenter view for classrooms: large type, wide layout, sidebar collapsed.
+"""Presenter view for classrooms, and the style sheet every page shares.
 
-Turned on from the sidebar or with ``?present=true`` in any page's address, so a teacher's
-prepared link opens ready for the projector. The style sheet is a constant written here;
-nothing a reader types ever reaches it.
+Presenter view is on with the sidebar switch or ``?present=true`` in any address, so a teacher's
+prepared link opens ready for a projector: the sidebar starts collapsed, the chart comes first,
+controls fold into an expander, and text, metrics and chart fonts all grow together (charts via
+``PRESENTER_SCALE`` in ui/chart.py). The style sheets are constants written here; nothing a reader
+types ever reaches them.
 """
 
 from __future__ import annotations
@@ -10,32 +12,71 @@ from __future__ import annotations
 import streamlit as st
 
 PRESENT_KEY = "present"
+PRESENTER_SCALE = 1.45  # chart fonts; prose grows by the same ratio (1.45 rem)
+
+# Every page: less empty space above the title; print drops the sidebar, header and buttons so a
+# page prints as a handout.
+_BASE_CSS = """
+<style>
+  [data-testid="stAppViewContainer"] .stMainBlockContainer { padding-top: 3.9rem; }
+  [data-testid="stAppViewContainer"] h1 { font-size: 2.3rem; padding-top: 0.25rem; }
+  [data-testid="stMetric"] [data-testid="stMetricValue"] { font-size: 1.9rem; }
+  @media print {
+    [data-testid="stSidebar"], [data-testid="stHeader"], [data-testid="stToolbar"],
+    [data-testid="stDecoration"], [data-testid="stStatusWidget"], .stButton, .stDownloadButton,
+    [data-testid="stPopover"], [data-testid="stExpander"] details:not([open]),
+    .modebar-container, [data-testid="stElementToolbar"] { display: none !important; }
+    [data-testid="stAppViewContainer"] .stMainBlockContainer {
+      max-width: 100% !important; padding: 0 !important;
+    }
+    [data-testid="stMain"] { margin-left: 0 !important; }
+    a { color: inherit !important; text-decoration: underline; }
+  }
+</style>
+"""
 
 _PRESENTER_CSS = """
 <style>
-  [data-testid="stAppViewContainer"] .stMainBlockContainer { max-width: 100%; padding: 1.5rem 3rem; }
-  [data-testid="stAppViewContainer"] p,
-  [data-testid="stAppViewContainer"] li,
-  [data-testid="stAppViewContainer"] label,
-  [data-testid="stAppViewContainer"] td,
-  [data-testid="stAppViewContainer"] th { font-size: 1.35rem !important; line-height: 1.5; }
-  [data-testid="stAppViewContainer"] h1 { font-size: 3.4rem !important; }
-  [data-testid="stAppViewContainer"] h2 { font-size: 2.4rem !important; }
+  [data-testid="stAppViewContainer"] .stMainBlockContainer {
+    max-width: 100%; padding: 3.9rem 2.5rem 2rem 2.5rem;
+  }
+  [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+  [data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"] p,
+  [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem !important; line-height: 1.45; }
+  [data-testid="stAppViewContainer"] h1 { font-size: 3rem !important; padding-top: 0.2rem; }
+  [data-testid="stAppViewContainer"] h2 { font-size: 2.3rem !important; }
   [data-testid="stAppViewContainer"] h3 { font-size: 1.9rem !important; }
-  [data-testid="stMetricValue"] { font-size: 3.2rem !important; }
+  [data-testid="stMetric"] [data-testid="stMetricValue"],
+  [data-testid="stMetric"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p,
+  [data-testid="stMetric"] [data-testid="stMetricValue"] div {
+    font-size: 3.4rem !important; line-height: 1.15 !important;
+  }
+  [data-testid="stMetric"] [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] p,
+  [data-testid="stMetric"] [data-testid="stMetricLabel"] p { font-size: 1.45rem !important; }
+  [data-testid="stMetric"] [data-testid="stMetricDelta"],
+  [data-testid="stMetric"] [data-testid="stMetricDelta"] div,
+  [data-testid="stMetric"] [data-testid="stMetricDelta"] p { font-size: 1.35rem !important; }
 </style>
 """
 
 
+def is_presenting() -> bool:
+    """Whether presenter view is on for this session (switch or ``?present=true``)."""
+    value = st.session_state.get(PRESENT_KEY)
+    if value is None:
+        value = str(st.query_params.get(PRESENT_KEY, "")).lower() in ("true", "1", "yes")
+    return bool(value)
+
+
 def presenter_toggle() -> bool:
-    """Sidebar switch bound to ``?present=true``; returns whether presenter view is on."""
+    """Sidebar switch bound to ``?present=true``; adds the shared and presenter style sheets."""
     with st.sidebar:
         on = st.toggle(
-            "Presenter view (large type)",
+            "Presenter view",
             key=PRESENT_KEY,
             bind="query-params",
-            help="For a projector: bigger text everywhere. Add ?present=true to a link to open it this way.",
+            help="For a projector: chart first, larger text and charts, controls folded away. "
+            "Add ?present=true to a link to open it this way.",
         )
-    if on:
-        st.html(_PRESENTER_CSS)
+    st.html(_BASE_CSS + (_PRESENTER_CSS if on else ""))
     return on

@@ -32,6 +32,36 @@ def _source_label(url: str) -> str:
     return f"{host} › {tail}" if tail else host
 
 
+def _taught_in(term: Term) -> None:
+    """Links to the lesson steps that teach this term (the first step that links it)."""
+    from lessons import LessonError, lessons_teaching
+
+    try:
+        teaching = lessons_teaching(term.id)
+    except LessonError:
+        return
+    if not teaching:
+        return
+    lessons_page = next(p for p in PAGES if p.url_path == "lessons")
+    marker = f"[[{term.id}"
+    for lesson in teaching:
+        number = next(
+            (
+                n
+                for n, step in enumerate(lesson.steps, start=1)
+                if marker in step.body + step.reveal
+                or any(marker in q.prompt + q.explanation for q in step.questions)
+            ),
+            1,
+        )
+        st.page_link(
+            lessons_page.path,
+            label=f"Taught in lesson {lesson.number}: {lesson.title} (step {number})",
+            icon=":material/school:",
+            query_params={"lesson": lesson.id, "step": str(number)},
+        )
+
+
 def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
     """Draw ``term`` in the main column."""
     st.page_link(GLOSSARY.path, label="All terms", icon=":material/arrow_back:", query_params={})
@@ -49,6 +79,8 @@ def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
             st.page_link(
                 page.path, label=f"Try it: {page.title}", icon=":material/science:", query_params=params
             )
+
+    _taught_in(term)
 
     related = [terms_by_id[r] for r in term.related if r in terms_by_id]
     if related:

@@ -1,0 +1,83 @@
+"""A link reproduces the view: every preset of every page, opened, read back from the address and
+opened again in a fresh session, shows the same controls and the same numbers (issue 10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from content import load_page
+from tests.pages import metrics, open_page
+from ui.nav import PAGES
+from ui.schema import page_params
+
+INFO = {p.url_path: p for p in PAGES}
+CASES = [
+    (page, preset["id"])
+    for page in page_params()
+    for preset in load_page(INFO[page].file.stem).meta.get("presets") or []
+]
+
+
+def _address(at) -> dict[str, str]:
+    return {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def _state(at, page: str) -> dict:
+    return dict(at.session_state[f"_state:{page}:"])
+
+
+def _widgets(at, keys) -> dict:
+    """Every drawn widget of the page's controls, by key, with its value."""
+    found = {}
+    for element in at.main:
+        _collect(element, keys, found)
+    return found
+
+
+def _collect(node, keys, found) -> None:
+    key = getattr(node, "key", None)
+    if key in keys and hasattr(node, "value"):
+        found[key] = node.value
+    for child in getattr(node, "children", {}).values():
+        _collect(child, keys, found)
+
+
+@pytest.mark.parametrize(("page", "preset"), CASES, ids=[f"{p}:{q}" for p, q in CASES])
+def test_a_preset_link_round_trips_through_the_address(page, preset):
+    first = open_page(INFO[page].path, preset=preset)
+    assert not first.exception, [e.value for e in first.exception]
+    address = _address(first)
+    assert "preset" not in address  # the full state replaced it
+    second = open_page(INFO[page].path, **address)
+    assert not second.exception
+    assert _address(second) == address
+    assert _state(second, page) == _state(first, page)
+    keys = set(page_params()[page].keys)
+    assert _widgets(second, keys) == _widgets(first, keys)
+    assert metrics(second) == metrics(first)
+
+
+def test_clicking_a_scenario_again_after_moving_a_control_restores_it():
+    at = open_page(INFO["roofline"].path, preset="decode-batch-1")
+    at.select_slider(key="rf_batch").set_value(64).run()
+    assert at.selectbox(key="_scenario").value == "_custom"
+    at.selectbox(key="_scenario").set_value("decode-batch-1").run()
+    assert at.select_slider(key="rf_batch").value == 1
+    assert at.selectbox(key="_scenario").value == "decode-batch-1"
+    assert _address(at).get("rf_batch") is None  # back at the preset's batch 1 (the default)
+
+
+def test_returning_through_the_sidebar_keeps_the_session_settings():
+    at = open_page(INFO["roofline"].path, rf_batch="256")
+    at.switch_page(INFO["will-it-fit"].path).run()
+    at.query_params.clear()
+    at.switch_page(INFO["roofline"].path).run()
+    assert at.select_slider(key="rf_batch").value == 256
+    assert _address(at)["rf_batch"] == "256"
+
+
+def test_an_unknown_preset_and_bad_values_are_explained_not_raised():
+    at = open_page(INFO["will-it-fit"].path, preset="nope", fit_gpus="many")
+    assert not at.exception
+    text = " ".join(i.value for i in at.info)
+    assert "no prepared view called “nope”" in text and "fit_gpus" in text

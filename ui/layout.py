@@ -1,0 +1,77 @@
+"""The shape every simulator page shares: the answer first, then how to change it.
+
+Normal view (1440×900): title and a one-line lede, the scenario pills and a share link, one row of
+main controls (the rest folded into "More settings"), then the verdict (a row of metrics) and the
+main chart with its "What to notice" beside it — all above the fold. Presenter view: the verdict
+and the chart come straight after the title and the controls fold into an expander under them.
+Containers are created in screen order and filled in the order the script needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from content import ContentPage
+from ui.controls import term_markdown
+from ui.presenter import is_presenting
+from ui.state import PageState
+
+
+@dataclass
+class SimulatorLayout:
+    """Where a page puts things; every attribute is a Streamlit container."""
+
+    controls: Any
+    advanced: Any
+    verdict: Any
+    main: Any
+    notice: Any
+    more: Any
+    presenting: bool
+
+
+def simulator_layout(
+    page: ContentPage, state: PageState, *, advanced_label: str = "More settings"
+) -> SimulatorLayout:
+    """Title, lede and the page's containers in screen order (see the module docstring)."""
+    presenting = is_presenting()
+    lede = page.meta.get("lede")
+    if presenting:
+        st.title(page.meta["title"])
+        state.show_problems()
+        verdict = st.container()
+        main = st.container()
+        notice = st.container()
+        box = st.expander("Controls and scenarios", icon=":material/tune:")
+        top = box.columns([3, 1], vertical_alignment="bottom")
+        state.scenario_control(container=top[0])
+        state.share_link(container=top[1])
+        controls = box.container()
+        advanced = box.container()
+    else:
+        head, side = st.columns([3, 2], vertical_alignment="bottom", gap="medium")
+        head.title(page.meta["title"])
+        if lede:
+            head.markdown(term_markdown(lede))
+        picker = side.columns([3, 2], vertical_alignment="bottom")
+        state.scenario_control(container=picker[0])
+        state.share_link(container=picker[1])
+        state.show_problems()
+        box = st.container(border=True)
+        controls = box.container()
+        advanced = box.expander(advanced_label, icon=":material/tune:")
+        verdict = st.container()
+        chart_column, notice_column = st.columns([5, 2], gap="medium")
+        main, notice = chart_column.container(), notice_column.container()
+    more = st.container()
+    return SimulatorLayout(controls, advanced, verdict, main, notice, more, presenting)
+
+
+def notice_box(text: str, container: Any = None, title: str = "What to notice") -> None:
+    """The short 'what to notice' list that sits beside (or under) the chart it is about."""
+    with (container or st).container(border=True):
+        st.markdown(f"**{title}**")
+        st.markdown(term_markdown(text))

@@ -1,0 +1,355 @@
+"""A page's controls in session state and in the address, kept in step on every run.
+
+The address is the source of truth when it changes from outside (a shared link, a lesson's "open
+in the full simulator", a teacher's ``?preset=``); between such changes the widgets are, and every
+run writes their values back, so the address always reproduces what is on screen. Values live in
+one dict per page (not only in widget keys, which Streamlit drops when a widget is not drawn), so a
+control hidden for a while keeps its value and stays in the link.
+
+Rules at the start of a run (``PageState.__init__``):
+- ``?preset=<id>``: every control takes the preset's value or its default, except those the address
+  also names (``?preset=X&par_intra=pcie-gen4-x16``); ``preset`` leaves the address (the full state
+  replaces it).
+- First visit in this session, or the page's part of the address differs from what the last run
+  wrote: the address wins (unknown or malformed values are ignored and listed for the reader).
+- The address has none of the page's parameters (the reader came back through the sidebar): the
+  session's values stay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import streamlit as st
+
+from ui.params import ParamError, ParamSet, active_preset, preset_state
+
+PRESET_PARAM = "preset"
+GLOBAL_KEYS = ("present",)  # belong to the app, not to a page: kept as they are
+CUSTOM = "_custom"
+
+
+class PageState:
+    """The controls of one page (or of one lesson step's embedded view, with ``ns`` and ``url=False``)."""
+
+    def __init__(
+        self,
+        params: ParamSet,
+        presets: Sequence[Mapping[str, Any]] = (),
+        *,
+        ns: str = "",
+        url: bool = True,
+        initial: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.params = params
+        self.presets = list(presets)
+        self.ns = ns
+        self.url = url
+        self.problems: list[str] = []
+        self._store = f"_state:{params.page}:{ns}"
+        self._written = f"_url:{params.page}"
+        self._sync_in(initial)
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every control's current value (the page's model inputs)."""
+        return st.session_state[self._store]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def wkey(self, key: str) -> str:
+        """The widget key of a control (namespaced inside lesson steps)."""
+        return f"{self.ns}:{key}" if self.ns else key
+
+    def query(self) -> dict[str, str]:
+        """The address parameters that reproduce the current state."""
+        return self.params.to_query(self.values)
+
+    def set_all(self, state: Mapping[str, Any]) -> None:
+        """Replace every control's value (before its widget is drawn, or from a callback)."""
+        st.session_state[self._store] = dict(state)
+        for key, value in state.items():
+            st.session_state[self.wkey(key)] = _widget_value(value)
+
+    def _refresh_from_widgets(self) -> None:
+        """Widget values the reader changed since the last run are the state now (so controls drawn
+        above them, like the scenario select box, already see the change)."""
+        values = st.session_state[self._store]
+        for p in self.params.params:
+            wk = self.wkey(p.key)
+            if wk in st.session_state:
+                with contextlib.suppress(ParamError):  # a stale widget value: keep the stored one
+                    values[p.key] = p.coerce(st.session_state[wk])
+
+    def _sync_in(self, initial: Mapping[str, Any] | None) -> None:
+        ss = st.session_state
+        if not self.url:
+            if self._store not in ss:
+                self.set_all(self.params.with_values(initial or {}))
+            self._refresh_from_widgets()
+            return
+        wanted = st.query_params.get(PRESET_PARAM)
+        if wanted is not None:
+            del st.query_params[PRESET_PARAM]
+            preset = next((p for p in self.presets if p.get("id") == wanted), None)
+            if preset is not None:
+                # ?preset=X&key=value: the preset, with the controls the address names on top
+                state = preset_state(self.params, preset)
+                extra = self.params.query_part({k: st.query_params.get(k) for k in st.query_params})
+                for key, text in extra.items():
+                    try:
+                        state[key] = self.params[key].parse(text)
+                    except ParamError as exc:
+                        self.problems.append(f"{key}={str(text)[:40]!r}: {exc}")
+                self.set_all(state)
+                ss[self._scenario_memory] = wanted
+                ss[self._written] = None  # force the address to be rewritten in full
+                return
+            self.problems.append(f"this page has no prepared view called “{wanted[:60]}”")
+        mine = self.params.query_part({k: st.query_params.get(k) for k in st.query_params})
+        if self._store not in ss or (mine and mine != ss.get(self._written)):
+            state, problems = self.params.from_query(mine)
+            self.problems += problems
+            self.set_all(state)
+        else:
+            self._refresh_from_widgets()
+
+    def sync_out(self) -> None:
+        """After the widgets: write the state into the address (only what differs from defaults)."""
+        if not self.url:
+            return
+        mine = self.query()
+        current = {k: st.query_params.get(k) for k in st.query_params}
+        for key in current:  # another page's leftovers; app-wide keys (bound to widgets) stay
+            if key not in mine and key not in GLOBAL_KEYS:
+                del st.query_params[key]
+        for key, value in mine.items():
+            if current.get(key) != value:
+                st.query_params[key] = value
+        st.session_state[self._written] = mine
+
+    def show_problems(self) -> None:
+        """Tell the reader which parts of the link were ignored (never a traceback)."""
+        if self.problems:
+            st.info(
+                "Part of this link was ignored, so those controls show their defaults: "
+                + "; ".join(self.problems[:5]),
+                icon=":material/link_off:",
+            )
+
+    # -- widgets -----------------------------------------------------------------------------
+    def widget(self, key: str, *, container: Any = None, label: str | None = None, **kwargs: Any) -> Any:
+        """The control's widget as its schema describes it (title, help, kind, widget hint)."""
+        p = self.params[key]
+        label = label or p.title or key
+        kwargs.setdefault("help", p.help)
+        if p.kind == "choice":
+            widget = (
+                kwargs.pop("widget", None)
+                or p.widget
+                or ("slider" if all(isinstance(o, int) for o in p.options) else "selectbox")
+            )
+            return self.select(key, label, container=container, widget=widget, **kwargs)
+        if p.kind == "multi":
+            return self.multiselect(key, label, container=container, **kwargs)
+        if p.kind == "int":
+            return self.number(key, label, container=container, **kwargs)
+        if p.kind == "float":
+            return self.slider(key, label, container=container, **kwargs)
+        return self.toggle(key, label, container=container, **kwargs)
+
+    def _seed(self, key: str) -> str:
+        wk = self.wkey(key)
+        if wk not in st.session_state:
+            st.session_state[wk] = _widget_value(self.values[key])
+        return wk
+
+    def _store_value(self, key: str, value: Any) -> Any:
+        p = self.params[key]
+        try:
+            value = p.coerce(value) if value is not None else p.default
+        except ParamError:
+            value = p.default
+        self.values[key] = value
+        return value
+
+    def select(
+        self,
+        key: str,
+        label: str,
+        *,
+        container: Any = None,
+        widget: str = "selectbox",
+        help: str | None = None,
+        disabled: bool = False,
+        options: Sequence[Any] | None = None,
+    ) -> Any:
+        """A choice: select box, segmented control, pills or radio over the control's options."""
+        p = self.params[key]
+        choices = list(options) if options is not None else list(p.options)
+        wk = self._seed(key)
+        if st.session_state[wk] not in choices:  # a narrowed option list (e.g. per task)
+            st.session_state[wk] = p.default if p.default in choices else choices[0]
+        target = container or st
+        common = {"format_func": p.label, "key": wk, "help": help, "disabled": disabled}
+        if widget == "segmented":
+            value = target.segmented_control(label, choices, selection_mode="single", required=True, **common)
+        elif widget == "pills":
+            value = target.pills(label, choices, selection_mode="single", required=True, **common)
+        elif widget == "radio":
+            value = target.radio(label, choices, horizontal=True, **common)
+        elif widget == "slider":
+            value = target.select_slider(label, choices, **common)
+        else:
+            value = target.selectbox(label, choices, **common)
+        return self._store_value(key, value)
+
+    def multiselect(
+        self,
+        key: str,
+        label: str,
+        *,
+        container: Any = None,
+        help: str | None = None,
+        placeholder: str = "",
+        disabled: bool = False,
+    ) -> tuple:
+        """Several choices; the address holds their ids joined by commas."""
+        p = self.params[key]
+        wk = self._seed(key)
+        value = (container or st).multiselect(
+            label,
+            list(p.options),
+            format_func=p.label,
+            key=wk,
+            help=help,
+            max_selections=p.max_selections,
+            placeholder=placeholder or "Choose…",
+            disabled=disabled,
+        )
+        return self._store_value(key, value)
+
+    def number(
+        self, key: str, label: str, *, container: Any = None, help: str | None = None, disabled: bool = False
+    ) -> int:
+        """A whole number in the control's range."""
+        p = self.params[key]
+        wk = self._seed(key)
+        value = (container or st).number_input(
+            label,
+            min_value=int(p.lo),
+            max_value=int(p.hi),
+            step=int(p.step or 1),
+            key=wk,
+            help=help,
+            disabled=disabled,
+        )
+        return self._store_value(key, value)
+
+    def slider(
+        self,
+        key: str,
+        label: str,
+        *,
+        container: Any = None,
+        help: str | None = None,
+        disabled: bool = False,
+        format: str | None = None,
+    ) -> float:
+        """A number on a slider (the control's range and step)."""
+        p = self.params[key]
+        wk = self._seed(key)
+        value = (container or st).slider(
+            label,
+            min_value=float(p.lo),
+            max_value=float(p.hi),
+            step=float(p.step or 0.01),
+            key=wk,
+            help=help,
+            disabled=disabled,
+            format=format,
+        )
+        return self._store_value(key, value)
+
+    def toggle(
+        self, key: str, label: str, *, container: Any = None, help: str | None = None, disabled: bool = False
+    ) -> bool:
+        """A switch."""
+        wk = self._seed(key)
+        value = (container or st).toggle(label, key=wk, help=help, disabled=disabled)
+        return self._store_value(key, value)
+
+    # -- presets -------------------------------------------------------------------------------
+    @property
+    def _scenario_memory(self) -> str:
+        return f"_scenario:{self.params.page}:{self.ns}"
+
+    def active_preset(self) -> str | None:
+        """The preset whose full state is on screen now, if any."""
+        return active_preset(self.params, self.presets, self.values)
+
+    def apply_preset(self, preset_id: str) -> None:
+        """Every control to the preset's value or its default (safe inside a widget callback)."""
+        preset = next(p for p in self.presets if p["id"] == preset_id)
+        self.set_all(preset_state(self.params, preset))
+        st.session_state[self._scenario_memory] = preset_id
+
+    def _on_scenario(self, widget_key: str) -> None:
+        chosen = st.session_state.get(widget_key)
+        if chosen and chosen != CUSTOM:
+            self.apply_preset(chosen)
+
+    def scenario_control(self, *, label: str = "Scenario", container: Any = None) -> str | None:
+        """One select box over the page's prepared views (compact on a desktop, a projector and a phone).
+
+        It shows which scenario is on screen ("your own settings" once a control moved away from
+        it); choosing a scenario sets every control to it, so a class can always get back to it.
+        """
+        if not self.presets:
+            return None
+        active = self.active_preset()
+        ids = [p["id"] for p in self.presets]
+        own = "— default view —" if self.values == self.params.defaults() else "— your own settings —"
+        labels = {p["id"]: p["label"] for p in self.presets} | {CUSTOM: own}
+        key = self.wkey("_scenario")
+        st.session_state[key] = active or CUSTOM
+        (container or st).selectbox(
+            label,
+            [CUSTOM, *ids],
+            format_func=labels.__getitem__,
+            key=key,
+            on_change=self._on_scenario,
+            args=(key,),
+            help="Prepared views. Each is also a link: add ?preset=<id> to this page's address.",
+        )
+        return active
+
+    def share_link(self, *, container: Any = None) -> None:
+        """A popover with the address of this exact view, ready to copy."""
+        with (container or st).popover(
+            "Share", icon=":material/link:", help="The address of this exact view"
+        ):
+            st.caption("This address opens the page exactly as it is now (copy it with the button).")
+            st.code(current_url(self.query()), language=None, wrap_lines=True)
+
+
+def _widget_value(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def current_url(query: Mapping[str, str]) -> str:
+    """This page's address in the reader's browser with ``query`` (and ``present`` if on)."""
+    try:
+        base = st.context.url or ""
+    except Exception:  # outside a browser session (AppTest): a relative link still works
+        base = ""
+    parts = urlsplit(base)
+    full = dict(query)
+    if st.query_params.get("present"):
+        full["present"] = st.query_params.get("present")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(full, safe=",-"), ""))
