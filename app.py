@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas  # noqa: F401  imported once here: two sessions' first st.dataframe raced on a lazy import
 import streamlit as st
 
+from ui.housekeeping import collect_now_and_then
 from ui.nav import PAGES
 from ui.presenter import is_presenting, presenter_toggle
 from ui.search_box import sidebar_search
@@ -30,3 +32,4 @@ navigation = st.navigation(sections)
 sidebar_search()
 presenter_toggle()
 navigation.run()
+collect_now_and_then()  # memory stays bounded; a page that stops early skips it, the next run pays

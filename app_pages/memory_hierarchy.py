@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from content import load_page
-from simulators import hierarchy
 from ui.controls import prose
 from ui.layout import notice_box, simulator_layout
 from ui.schema import params_for
@@ -44,32 +43,32 @@ notice_box(page.section("notice"), layout.notice)
 
 with layout.more:
     fams = view.shown(state.values)
+    tables = {f.id: view.tables(f.id, state["mh_load"]) for f in fams}
     if chosen == "ladder":
         with st.expander("The numbers behind the ladder, with their sources"):
             for fam in fams:
                 st.markdown(f"**{fam.name}**")
                 st.dataframe(
-                    hierarchy.levels_table(fam),
+                    tables[fam.id]["levels"],
                     hide_index=True,
                     width="stretch",
                     column_config={"Source": st.column_config.LinkColumn("Source")},
                 )
         st.subheader("On a human scale", divider="gray")
         for fam in fams:
-            if not any(lv.has_latency for lv in fam.levels):
+            human = tables[fam.id]["human"]
+            if human is None:
                 st.info(f"{fam.name}: no published latency measurements, so no human scale.")
                 continue
-            reference, rows = hierarchy.human_scale_table(fam)
+            reference, rows = human
             st.markdown(f"**{fam.name}** — if one {reference} access took **1 second**:")
             st.dataframe(rows, hide_index=True, width="stretch")
     elif chosen == "transfer":
-        st.dataframe(hierarchy.transfer_table(list(fams[0].levels)), hide_index=True, width="stretch")
+        st.dataframe(tables[fams[0].id]["transfer"], hide_index=True, width="stretch")
     elif chosen == "littles":
-        gpu_families = [f for f in fams if f.sm_count]
-        if gpu_families:
-            st.dataframe(
-                hierarchy.littles_law_table(gpu_families, state["mh_load"]), hide_index=True, width="stretch"
-            )
+        for fam in fams:
+            if tables[fam.id]["littles"] is not None:
+                st.dataframe(tables[fam.id]["littles"], hide_index=True, width="stretch")
     else:
         st.caption("Device memory keeps 10% free for activations and the CUDA context.")
     st.header("How this page works", divider="gray")

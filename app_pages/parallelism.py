@@ -7,7 +7,7 @@ import streamlit as st
 from charts.measure import allreduce_figure
 from content import load_page
 from ui.chart import show
-from ui.controls import prose
+from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
 from ui.measured import allreduce_records, device_label
 from ui.schema import params_for
@@ -69,7 +69,9 @@ with layout.main:
         measured = allreduce_records()
         if measured:
             show(as_spec(allreduce_figure(measured)), key="chart-par-measured-allreduce")
-            st.caption(f"Measured on {device_label()} (Your hardware page) against the same ring formula.")
+            st.caption(
+                f"Measured on {plain(device_label())} (Your hardware page) against the same ring formula."
+            )
     else:
         show(out["gantt"], key="chart-par-gantt")
         prose(page.section("pipeline"))

@@ -6,6 +6,7 @@ import streamlit as st
 
 from content import load_page
 from ui.controls import prose
+from ui.decode_gap import decode_gap
 from ui.layout import notice_box, simulator_layout
 from ui.schema import params_for
 from ui.state import PageState
@@ -36,5 +37,6 @@ with layout.more:
     st.header("Decode as the batch grows", divider="gray")
     render_decode_batch(state, st, "rf")
     prose(page.section("decode"))
+    decode_gap(page.section("eager"))
     st.header("How the roofline works", divider="gray")
     prose(page.body)

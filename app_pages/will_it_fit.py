@@ -7,6 +7,7 @@ import streamlit as st
 from content import load_page
 from simulators.fit import format_seconds
 from ui.controls import format_bytes, prose
+from ui.decode_gap import decode_gap
 from ui.layout import notice_box, simulator_layout
 from ui.measured import transformer_memory_rows
 from ui.schema import CUSTOM_MODEL, params_for
@@ -136,6 +137,7 @@ with layout.more:
         )
         st.dataframe(out["speed_table"], hide_index=True, width="stretch")
         prose(page.section("speed"))
+        decode_gap(page.section("eager"))
         st.header("Inverse questions", divider="gray")
         q1, q2 = st.columns(2)
         gpu_name = view.catalog()[values["fit_gpu"]].name

@@ -20,7 +20,7 @@ from measure.results import load_results
 from ui.chart import show
 from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
-from ui.measured import RESULTS_KEY, current_results, transformer_memory_rows
+from ui.measured import RESULTS_KEY, current_results
 from ui.schema import params_for
 from ui.state import PageState
 from ui.views import your_hardware as view
@@ -28,6 +28,7 @@ from ui.views.common import as_spec
 
 MAX_UPLOAD_BYTES = 5 * 2**20
 RESULTS_NAME_KEY = "measure_results_name"  # where the results in session came from, in words
+RESULTS_ID_KEY = "measure_results_id"  # a unique id of that document: its built charts are cached under it
 OWN_KEY = "measure_own_results"  # the reader's own run or upload, kept apart from the samples
 
 page = load_page("your_hardware")
@@ -64,15 +65,16 @@ def install_box() -> None:
     st.info(page.section("install-hosted" if is_hosted() else "install-local"), icon=":material/download:")
 
 
-def use_results(document: dict, name: str) -> None:
+def use_results(document: dict, name: str, unique_id: str) -> None:
     st.session_state[RESULTS_KEY] = document
     st.session_state[RESULTS_NAME_KEY] = name
+    st.session_state[RESULTS_ID_KEY] = unique_id
 
 
 if section == "results":
     if state["hw_source"] == "sample":
         name = state["hw_sample"]
-        use_results(view.sample_document(name), f"the shipped sample {name}")
+        use_results(view.sample_document(name), f"the shipped sample {name}", f"sample:{name}")
     else:
         with layout.main:
             uploaded = st.file_uploader(
@@ -88,7 +90,11 @@ if section == "results":
                 else:
                     try:
                         document = json.loads(load_results(uploaded.getvalue()).to_json())
-                        st.session_state[OWN_KEY] = (document, f"your file {plain(uploaded.name, 80)}")
+                        st.session_state[OWN_KEY] = (
+                            document,
+                            f"your file {plain(uploaded.name, 80)}",
+                            f"upload:{uploaded.file_id}",
+                        )
                         st.session_state["hw_upload_error"] = ""
                     except ValueError as exc:
                         st.session_state["hw_upload_error"] = (
@@ -107,29 +113,24 @@ if section == "results":
     shown_name = st.session_state.get(RESULTS_NAME_KEY, "")
     if results is not None and (state["hw_source"] == "sample" or st.session_state.get(OWN_KEY)):
         device = results.get("device", {})
+        built = view.results_view(st.session_state.get(RESULTS_ID_KEY, shown_name), results)
         with layout.verdict:
             st.subheader(
                 f"{plain(device.get('name', 'Device'))} ({plain(device.get('type', '?'))})", divider="gray"
             )
             st.caption(f"Showing {shown_name}. Its points also appear on the other pages in this session.")
-            ratios = views.datasheet_rows(results)
-            if ratios:
-                st.dataframe(ratios, hide_index=True, width="stretch")
-        view.results_charts(results, layout.main, "hw")
+            if "datasheet" in built["tables"]:
+                st.dataframe(built["tables"]["datasheet"], hide_index=True, width="stretch")
+        view.results_charts(results, layout.main, "hw", name=st.session_state.get(RESULTS_ID_KEY, shown_name))
         with layout.more:
-            records = results.get("results", [])
-            matmuls = views.matmul_rows(records)
-            if matmuls:
-                st.markdown("**Matmuls: achieved FLOP/s**")
-                st.dataframe(matmuls, hide_index=True, width="stretch")
-            quant = views.quantization_rows(records)
-            if quant:
-                st.markdown("**Quantization on a real tensor: torch's casts vs the simulator**")
-                st.dataframe(quant, hide_index=True, width="stretch")
-            memory_rows = transformer_memory_rows(results)
-            if memory_rows:
-                st.markdown("**Memory of a small transformer step: measured vs the Will it fit? model**")
-                st.dataframe(memory_rows, hide_index=True, width="stretch")
+            for table, title in (
+                ("matmul", "Matmuls: achieved FLOP/s"),
+                ("quantization", "Quantization on a real tensor: torch's casts vs the simulator"),
+                ("transformer", "Memory of a small transformer step: measured vs the Will it fit? model"),
+            ):
+                if table in built["tables"]:
+                    st.markdown(f"**{title}**")
+                    st.dataframe(built["tables"][table], hide_index=True, width="stretch")
             for s in results.get("statuses", []):
                 if not s.get("ok"):
                     st.caption(f"{plain(s.get('workload'))}: {plain(s.get('message'), 400)}")
@@ -227,8 +228,13 @@ elif section == "run":
             bar.empty()
             if hasattr(outcome, "records"):
                 document = json.loads(outcome.to_json())
-                st.session_state[OWN_KEY] = (document, "your run on this server")
-                use_results(document, "your run on this server")
+                own = (
+                    document,
+                    "your run on this server",
+                    f"run:{document.get('created_utc', '')}:{id(document)}",
+                )
+                st.session_state[OWN_KEY] = own
+                use_results(*own)
                 st.success(f"{len(outcome.records)} results. Open **Results** (your own) to see them.")
                 for s in outcome.statuses:
                     if not s.get("ok"):

@@ -8,6 +8,7 @@ is None, or a document passed in explicitly (a shipped sample: ``measure.samples
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import streamlit as st
@@ -25,12 +26,18 @@ def current_results() -> dict[str, Any] | None:
     return results if isinstance(results, dict) else None
 
 
+def safe_text(value: object, limit: int = 80) -> str:
+    """Text from a results file, safe inside chart labels: Plotly draws a few HTML tags (links,
+    styles) in text, so <, > and & are escaped; long names are cut."""
+    return html.escape(str(value)[:limit], quote=False)
+
+
 def measured_roofline_points(results: dict[str, Any] | None = None) -> list[MeasuredPoint]:
     """Matmul records as roofline points: intensity from their shape, achieved FLOP/s measured."""
     results = results if results is not None else current_results()
     if not results:
         return []
-    device = results.get("device", {}).get("name", "your device")
+    device = safe_text(results.get("device", {}).get("name", "your device"))
     points = []
     for record in results.get("results", []):
         if record.get("kind") != "matmul":
@@ -38,7 +45,8 @@ def measured_roofline_points(results: dict[str, Any] | None = None) -> list[Meas
         intensity = record.get("intensity_flop_per_byte")
         achieved = record.get("flops_per_s") or record.get("tflops", 0) * 1e12
         if intensity and achieved:
-            name = f"{device}: {record.get('dtype')} {record.get('m')}×{record.get('n')}×{record.get('k')}"
+            shape = f"{record.get('m')}×{record.get('n')}×{record.get('k')}"
+            name = f"{device}: {safe_text(record.get('dtype'), 12)} {safe_text(shape, 40)}"
             points.append(
                 MeasuredPoint(name=name, intensity=float(intensity), achieved_flops=float(achieved))
             )
@@ -53,9 +61,10 @@ def _records(kind: str, results: dict[str, Any] | None = None) -> list[dict[str,
 
 
 def device_label(results: dict[str, Any] | None = None) -> str:
+    """The measured device's name, escaped for chart text (wrap in ``plain`` for Markdown)."""
     results = (results if results is not None else current_results()) or {}
     device = results.get("device", {})
-    return str(device.get("name") or device.get("device") or "your device")
+    return safe_text(device.get("name") or device.get("device") or "your device")
 
 
 def measured_hierarchy_points(

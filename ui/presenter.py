@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 PRESENT_KEY = "present"
+_WRITTEN_KEY = "_present_written"
 PRESENTER_SCALE = 1.45  # chart fonts; prose grows by the same ratio (1.45 rem)
 
 # Every page: less empty space above the title; print drops the sidebar, header and buttons so a
@@ -60,23 +61,42 @@ _PRESENTER_CSS = """
 """
 
 
+def _from_address() -> bool | None:
+    value = st.query_params.get(PRESENT_KEY)
+    return None if value is None else str(value).lower() in ("true", "1", "yes")
+
+
 def is_presenting() -> bool:
     """Whether presenter view is on for this session (switch or ``?present=true``)."""
     value = st.session_state.get(PRESENT_KEY)
     if value is None:
-        value = str(st.query_params.get(PRESENT_KEY, "")).lower() in ("true", "1", "yes")
+        value = bool(_from_address())
     return bool(value)
 
 
 def presenter_toggle() -> bool:
-    """Sidebar switch bound to ``?present=true``; adds the shared and presenter style sheets."""
+    """Sidebar switch kept in step with ``?present=true``; adds the shared and presenter style sheets.
+
+    The switch is not bound to the address by Streamlit (a bound key cannot be rewritten together
+    with the page's other parameters): a link that says ``present=…`` sets it, and the switch
+    writes its state back.
+    """
+    wanted = _from_address()
+    if PRESENT_KEY not in st.session_state or (
+        wanted is not None and wanted != st.session_state.get(_WRITTEN_KEY)
+    ):
+        st.session_state[PRESENT_KEY] = bool(wanted)
     with st.sidebar:
         on = st.toggle(
             "Presenter view",
             key=PRESENT_KEY,
-            bind="query-params",
             help="For a projector: chart first, larger text and charts, controls folded away. "
             "Add ?present=true to a link to open it this way.",
         )
+    if on and st.query_params.get(PRESENT_KEY) != "true":
+        st.query_params[PRESENT_KEY] = "true"
+    elif not on and PRESENT_KEY in st.query_params:
+        del st.query_params[PRESENT_KEY]
+    st.session_state[_WRITTEN_KEY] = on
     st.html(_BASE_CSS + (_PRESENTER_CSS if on else ""))
     return on

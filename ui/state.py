@@ -94,8 +94,7 @@ class PageState:
             self._refresh_from_widgets()
             return
         wanted = st.query_params.get(PRESET_PARAM)
-        if wanted is not None:
-            del st.query_params[PRESET_PARAM]
+        if wanted is not None:  # sync_out rewrites the address without it, in one message
             preset = next((p for p in self.presets if p.get("id") == wanted), None)
             if preset is not None:
                 # ?preset=X&key=value: the preset, with the controls the address names on top
@@ -125,12 +124,9 @@ class PageState:
             return
         mine = self.query()
         current = {k: st.query_params.get(k) for k in st.query_params}
-        for key in current:  # another page's leftovers; app-wide keys (bound to widgets) stay
-            if key not in mine and key not in GLOBAL_KEYS:
-                del st.query_params[key]
-        for key, value in mine.items():
-            if current.get(key) != value:
-                st.query_params[key] = value
+        wanted = {k: v for k, v in current.items() if k in GLOBAL_KEYS} | mine
+        if wanted != current:  # one message: each separate write made the browser redraw the page
+            st.query_params.from_dict(wanted)
         st.session_state[self._written] = mine
 
     def show_problems(self) -> None:

@@ -79,7 +79,7 @@ def test_parallelism_rejects_a_layout_that_does_not_fill_the_cluster(app_url, pa
 def test_sample_measurements_are_shown_beside_the_simulator(app_url, page):
     page.goto(f"{app_url}/your-hardware?hw_sample=cpu-amd-epyc-2vcpu.json", wait_until="domcontentloaded")
     page.get_by_text("torch's casts vs the simulator").wait_for(timeout=60_000)
-    page.get_by_text("All-reduce: measured").first.wait_for(timeout=30_000)  # the title wraps on narrow charts
+    page.get_by_text("All-reduce: measured").first.wait_for(timeout=30_000)  # the title wraps
     assert page.locator('[data-testid="stException"]').count() == 0
 
 

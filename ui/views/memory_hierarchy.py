@@ -13,7 +13,7 @@ from simulators.llm_memory import kv_cache_bytes, weight_bytes
 from ui.chart import show
 from ui.measured import measured_hierarchy_points
 from ui.views import View
-from ui.views.common import as_spec, metric_row, models
+from ui.views.common import arrow, as_spec, metric_row, models
 
 PAGE = "memory-hierarchy"
 USABLE_FRACTION = 0.9  # device memory kept free for activations and the CUDA context (page caption)
@@ -69,6 +69,19 @@ def placement(family_id: str, model_id: str, wfmt: str, kvfmt: str, context: int
         "time_per_token": placed.time_per_token_s,
         "slowdown": placed.slowdown,
     }
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def tables(family_id: str, load_bytes: int) -> dict[str, Any]:
+    """The page's tables for one family, as Arrow tables (computed once per family and load width)."""
+    fam = families()[family_id]
+    out: dict[str, Any] = {"levels": arrow(hierarchy.levels_table(fam)), "human": None}
+    if any(lv.has_latency for lv in fam.levels):
+        reference, rows = hierarchy.human_scale_table(fam)
+        out["human"] = (reference, arrow(rows))
+    out["transfer"] = arrow(hierarchy.transfer_table(list(fam.levels)))
+    out["littles"] = arrow(hierarchy.littles_law_table([fam], load_bytes)) if fam.sm_count else None
+    return out
 
 
 def measured_points(fams: list[hierarchy.HardwareFamily]) -> tuple:

@@ -20,7 +20,7 @@ from simulators import parallelism as par
 from simulators.fit import parts_table
 from ui.chart import show
 from ui.views import View
-from ui.views.common import as_spec, catalog, metric_row, models
+from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "parallelism"
 LAYOUT_KEYS = (
@@ -92,7 +92,7 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
         "efficiency": step.scaling_efficiency,
         "step_s": step.total_s,
         "mfu": step.achieved_mfu,
-        "parts": parts_table(memory),
+        "parts": arrow(parts_table(memory)),
         "memory_chart": as_spec(
             memory_breakdown_figure(
                 par.memory_by_stage(spec, layout, recipe),
@@ -101,7 +101,7 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
             )
         ),
         "comm_chart": as_spec(comm_vs_compute_figure(terms, step)),
-        "comm_table": par.communication_table(terms),
+        "comm_table": arrow(par.communication_table(terms)),
         "gantt": as_spec(
             pipeline_gantt_figure(
                 par.pipeline_schedule(v["par_pp"], v["par_m"], v["par_schedule"]), v["par_schedule"].upper()

@@ -12,7 +12,7 @@ from charts import quantization as qc
 from simulators import quantization as q
 from ui.chart import show
 from ui.views import View
-from ui.views.common import as_spec, metric_row, models
+from ui.views.common import arrow, as_spec, metric_row, models
 
 PAGE = "quantization"
 
@@ -58,7 +58,7 @@ def one_format(
 def all_formats(kind: str, size: str, seed: int) -> dict[str, Any]:
     """The SQNR-vs-bits chart and the table of every standard scheme."""
     results = q.evaluate_schemes(tensor(kind, size, seed))
-    return {"chart": as_spec(qc.sqnr_vs_bits_figure(results)), "table": q.scheme_table(results)}
+    return {"chart": as_spec(qc.sqnr_vs_bits_figure(results)), "table": arrow(q.scheme_table(results))}
 
 
 @st.cache_data(max_entries=1, show_spinner="Measuring every channel…")

@@ -16,7 +16,7 @@ from simulators.llm_memory import ModelSpec
 from ui.chart import show
 from ui.schema import CUSTOM_MODEL
 from ui.views import View
-from ui.views.common import as_spec, catalog, metric_row, models
+from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "will-it-fit"
 INFERENCE_KEYS = ("fit_wfmt", "fit_kvfmt", "fit_batch", "fit_ctx", "fit_attn", "fit_mfu")
@@ -103,7 +103,7 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
         "fits": result.fits,
         "gpus_needed": result.gpus_needed,
         "speed": (result.speed_label, result.speed_value, result.speed_help),
-        "parts": fit.parts_table(memory),
+        "parts": arrow(fit.parts_table(memory)),
         "attention": result.attention_label,
         "pool": None,
     }
@@ -135,7 +135,7 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
             "bytes": step.weight_bytes + step.kv_bytes,
             "prefill_s": result.prefill_s,
         }
-        out["speed_table"] = fit.speed_table(result)
+        out["speed_table"] = arrow(fit.speed_table(result))
         common = {
             "kv_fmt": values["fit_kvfmt"],
             "batch": values["fit_batch"],
@@ -143,19 +143,19 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
             "attention": values["fit_attn"],
         }
         out["longest"] = fit.longest_context(spec, gpu, weight_fmt=values["fit_wfmt"], **common)
-        out["formats"] = fit.formats_table(spec, gpu, context=values["fit_ctx"], **common)
+        out["formats"] = arrow(fit.formats_table(spec, gpu, context=values["fit_ctx"], **common))
     return out
 
 
 @st.cache_data(max_entries=64, show_spinner="Sizing every accelerator in the catalog…")
-def catalog_rows(key: tuple[tuple[str, Any], ...], config_text: str = "") -> list[dict[str, str]]:
+def catalog_rows(key: tuple[tuple[str, Any], ...], config_text: str = ""):
     """The same setting on every accelerator the calculator knows (plain rows for a table)."""
     values = dict(key)
     spec, _ = _spec(values["fit_model"], config_text)
     if spec is None:
-        return []
+        return arrow([])
     chosen = [a for a in catalog().values() if a.memory_bytes and a.memory_bandwidth_bytes_per_s]
-    return fit.catalog_table(_result(values, spec), chosen)
+    return arrow(fit.catalog_table(_result(values, spec), chosen))
 
 
 def config_in_use(values: dict[str, Any]) -> str:

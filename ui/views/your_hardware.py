@@ -17,9 +17,15 @@ from measure import views as mviews
 from measure.samples import list_samples, load_sample
 from simulators.hierarchy import families
 from ui.chart import show
-from ui.measured import decode_gap_rows, device_label, latency_records, measured_roofline_points
+from ui.measured import (
+    decode_gap_rows,
+    device_label,
+    latency_records,
+    measured_roofline_points,
+    transformer_memory_rows,
+)
 from ui.views import View
-from ui.views.common import as_spec, catalog
+from ui.views.common import arrow, as_spec, catalog
 
 PAGE = "your-hardware"
 
@@ -52,37 +58,60 @@ def _family_of(results: dict[str, Any]):
     return next((f for f in fams.values() if f.accelerator_id and f.accelerator_id == match), None)
 
 
-def results_charts(results: dict[str, Any], container: Any, key: str) -> None:
-    """Every chart a results document has data for, each beside its prediction."""
+@st.cache_data(max_entries=16, show_spinner=False)
+def results_view(key: str, _results: dict[str, Any]) -> dict[str, Any]:
+    """Every chart and table a results document has data for, built once per document.
+
+    ``key`` names the document (a sample's file name, or an upload's id); the document itself is
+    not hashed (the leading underscore), which keeps a rerun from re-reading 100+ records.
+    """
+    results = _results
     records = results.get("results", [])
     device = results.get("device", {})
+    out: dict[str, Any] = {"charts": [], "tables": {}}
     bandwidth = [r for r in records if r.get("kind") == "bandwidth"]
     if bandwidth:
         caches = device.get("cpu", {}).get("caches", []) if device.get("type") == "cpu" else []
-        show(as_spec(bandwidth_figure(bandwidth, caches)), key=f"chart-{key}-bw", container=container)
+        out["charts"].append(("bw", as_spec(bandwidth_figure(bandwidth, caches))))
     pairs = latency_records(results)
-    family = _family_of(results)
     if pairs:
+        family = _family_of(results)
         levels = list(family.levels) if family else []
-        spec = latency_sweep_figure(pairs, levels, device_label=device_label(results))
-        show(as_spec(spec), key=f"chart-{key}-latency", container=container)
-    points = measured_roofline_points(results)
-    match = device.get("catalog_match") or {}
-    accelerator = catalog().get(match.get("id", ""))
-    if points and accelerator is not None and accelerator.supports("bf16"):
-        show(
-            as_spec(roofline_figure([accelerator], "bf16", [], points)),
-            key=f"chart-{key}-roof",
-            container=container,
+        out["charts"].append(
+            ("latency", as_spec(latency_sweep_figure(pairs, levels, device_label=device_label(results))))
         )
+    points = measured_roofline_points(results)
+    accelerator = catalog().get((device.get("catalog_match") or {}).get("id", ""))
+    if points and accelerator is not None and accelerator.supports("bf16"):
+        out["charts"].append(("roof", as_spec(roofline_figure([accelerator], "bf16", [], points))))
     gap = decode_gap_rows(results)
     if gap:
-        container.markdown("**Decode: the bandwidth bound against what real code reached**")
-        container.dataframe(gap, hide_index=True, width="stretch")
+        out["tables"]["decode"] = arrow(gap)
     reduce_records = [r for r in records if r.get("kind") == "allreduce"]
     if reduce_records:
-        show(as_spec(allreduce_figure(reduce_records)), key=f"chart-{key}-allreduce", container=container)
-        container.dataframe(mviews.allreduce_rows(reduce_records), hide_index=True, width="stretch")
+        out["charts"].append(("allreduce", as_spec(allreduce_figure(reduce_records))))
+        out["tables"]["allreduce"] = arrow(mviews.allreduce_rows(reduce_records))
+    for name, rows in (
+        ("datasheet", mviews.datasheet_rows(results)),
+        ("matmul", mviews.matmul_rows(records)),
+        ("quantization", mviews.quantization_rows(records)),
+        ("transformer", transformer_memory_rows(results)),
+    ):
+        if rows:
+            out["tables"][name] = arrow(rows)
+    return out
+
+
+def results_charts(results: dict[str, Any], container: Any, key: str, *, name: str) -> None:
+    """The document's charts, each beside its prediction, and the decode gap."""
+    built = results_view(name, results)
+    for chart_id, spec in built["charts"]:
+        show(spec, key=f"chart-{key}-{chart_id}", container=container)
+    if "decode" in built["tables"]:
+        container.markdown("**Decode: the bandwidth bound against what real code reached**")
+        container.dataframe(built["tables"]["decode"], hide_index=True, width="stretch")
+    if "allreduce" in built["tables"]:
+        container.dataframe(built["tables"]["allreduce"], hide_index=True, width="stretch")
 
 
 def render_sample(state, container: Any, key: str) -> None:
@@ -90,7 +119,7 @@ def render_sample(state, container: Any, key: str) -> None:
     name = default_sample()
     doc = sample_document(name)
     container.caption(f"Sample results: `{name}` — {samples()[name].label}.")
-    results_charts(doc, container, key)
+    results_charts(doc, container, key, name=name)
 
 
 VIEWS = {"sample": View(PAGE, "sample", "A real measurement beside the theory", (), render_sample)}
