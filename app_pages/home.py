@@ -6,7 +6,7 @@ import streamlit as st
 
 from content import load_page
 from glossary import load_terms, terms_by_id
-from lessons import LessonError, load_lessons
+from lessons import outline
 from ui.controls import first_preset, term_markdown
 from ui.lesson_view import LESSONS_PAGE, step_link
 from ui.nav import GLOSSARY, PAGES
@@ -19,10 +19,7 @@ st.subheader(page.meta["tagline"])
 st.markdown(term_markdown(page.body))
 
 st.header("Start here: the course", divider="gray")
-try:
-    lessons = load_lessons()
-except LessonError:
-    lessons = []
+lessons = outline()  # titles and minutes only: the Lessons page computes the numbers
 if lessons:
     first = lessons[0]
     st.page_link(

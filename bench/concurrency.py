@@ -465,11 +465,19 @@ class ServerProcess:
 
 @contextmanager
 def start_server(
-    script: Path, *, port: int | None = None, cwd: Path | None = None, timeout_s: float = 120.0
+    script: Path,
+    *,
+    port: int | None = None,
+    cwd: Path | None = None,
+    timeout_s: float = 120.0,
+    malloc_arena_max: int = 2,
 ) -> Iterator[ServerProcess]:
     """Run ``streamlit run <script>`` headless on 127.0.0.1 until healthy; stop it on exit.
 
     The file watcher is off: a load test should not watch files that others are editing.
+    ``malloc_arena_max`` sets ``MALLOC_ARENA_MAX`` as the Dockerfile and deploy/run-local.sh do
+    (glibc keeps freed memory per thread arena, and every session's script runs on its own thread);
+    0 leaves the environment as it is, as on Streamlit Community Cloud.
     """
     import urllib.request
 
@@ -495,6 +503,7 @@ def start_server(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=os.environ | ({"MALLOC_ARENA_MAX": str(malloc_arena_max)} if malloc_arena_max else {}),
         )
     try:
         deadline = time.monotonic() + timeout_s
@@ -853,6 +862,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
+        "--malloc-arena-max",
+        type=int,
+        default=2,
+        help="MALLOC_ARENA_MAX for the server this starts, as the Dockerfile and deploy/run-local.sh "
+        "set it (default 2; 0 = leave unset, as on Streamlit Community Cloud)",
+    )
+    parser.add_argument(
         "--think",
         type=_parse_think,
         default=DEFAULT_THINK_S,
@@ -936,8 +952,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         return _measure(base_url, args.pid, args, plans)
-    with start_server(ROOT / "app.py", cwd=ROOT) as server:
-        print(f"server: streamlit run app.py at {server.url} (pid {server.pid}, log {server.log})")
+    with start_server(ROOT / "app.py", cwd=ROOT, malloc_arena_max=args.malloc_arena_max) as server:
+        arenas = (
+            f"MALLOC_ARENA_MAX={args.malloc_arena_max}" if args.malloc_arena_max else "MALLOC_ARENA_MAX unset"
+        )
+        print(f"server: streamlit run app.py at {server.url} (pid {server.pid}, {arenas}, log {server.log})")
         return _measure(server.url, [server.pid], args, plans)
 
 

@@ -350,3 +350,26 @@ def floats(values: Iterable[Any]) -> list[float | None]:
         f = float(v)
         out.append(f if math.isfinite(f) else None)
     return out
+
+
+_DETAIL_START = "<br><span"
+
+
+def widen_title(spec: Mapping[str, Any], title_chars: int, subtitle_chars: int) -> Spec:
+    """A copy of ``spec`` whose title is wrapped for a wider screen (a projector): the phone-width
+    breaks ``title`` put in are undone and the headline and detail wrapped again at the new widths."""
+    out = dict(spec)
+    layout = dict(out.get("layout") or {})
+    title_spec = layout.get("title")
+    if not isinstance(title_spec, Mapping) or not isinstance(title_spec.get("text"), str):
+        return out
+    text = title_spec["text"]
+    head, _, rest = text.partition(_DETAIL_START)
+    head = wrap(head.replace("<br>", " "), title_chars)
+    if rest:
+        opening, _, body = rest.partition(">")
+        body, _, tail = body.partition("</span>")
+        head += f"{_DETAIL_START}{opening}>{wrap(body.replace('<br>', ' '), subtitle_chars)}</span>{tail}"
+    layout["title"] = {**title_spec, "text": head}
+    out["layout"] = layout
+    return out

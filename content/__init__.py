@@ -70,6 +70,19 @@ def link_terms(text: str, href_for_id, title_for_id) -> str:
         title = title_for_id(term_id)
         if title is None:
             return label or term_id
-        return f"[{label or title}]({href_for_id(term_id)})"
+        if not label:
+            label = in_sentence(title, text[: match.start()])
+        return f"[{label}]({href_for_id(term_id)})"
 
     return TERM_LINK.sub(replace, text)
+
+
+_SENTENCE_START = re.compile(r"((^|\n)\s*([-*]\s+|\d+\.\s+)?|[.!?:]\s+|\*\*)$")
+
+
+def in_sentence(title: str, before: str) -> str:
+    """A term's title as it reads where it is linked: "Memory-bound" becomes "memory-bound" inside a
+    sentence, while names with another capital ("KV cache", "Tensor Cores", "H100") keep theirs."""
+    if _SENTENCE_START.search(before) or any(c.isupper() for c in title[1:]) or not title[:1].isupper():
+        return title
+    return title[0].lower() + title[1:]

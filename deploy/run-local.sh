@@ -81,6 +81,7 @@ start() {
         port_free "$p" || die "port $p is taken"
         (
             cd "$ROOT"
+            export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"  # as the Dockerfile (see its comment)
             exec setsid "$PYTHON" -m streamlit run app.py \
                 --server.headless=true --server.address=127.0.0.1 --server.port="$p" \
                 --server.fileWatcherType=none --server.runOnSave=false \

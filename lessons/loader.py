@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +423,56 @@ def check_course(lessons: Iterable[Lesson]) -> list[Lesson]:
 def _load(directory: str) -> tuple[Lesson, ...]:
     files = sorted(Path(directory).glob("[0-9][0-9]-*.md"))
     return tuple(check_course(parse_lesson_file(path) for path in files))
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A lesson as the home page and term pages need it: read from front matter and headings only,
+    without evaluating its numbers (``load_lessons`` does that, once, for the Lessons page)."""
+
+    id: str
+    number: int
+    title: str
+    minutes: int
+    terms: tuple[str, ...]
+    step_terms: tuple[frozenset[str], ...]  # the [[term]] ids each step links, in step order
+
+    def step_teaching(self, term_id: str) -> int:
+        """The first step (1-based) that links ``term_id``, else 1."""
+        return next((n for n, ids in enumerate(self.step_terms, start=1) if term_id in ids), 1)
+
+
+@functools.cache
+def _outline(directory: str) -> tuple[Outline, ...]:
+    found = []
+    for path in sorted(Path(directory).glob("[0-9][0-9]-*.md")):
+        match = FILE_NAME.match(path.name)
+        if not match:
+            continue
+        post = frontmatter.loads(path.read_text(encoding="utf-8"))
+        parts = _STEP.split(post.content)
+        found.append(
+            Outline(
+                id=str(post.metadata.get("id", match.group(2))),
+                number=int(match.group(1)),
+                title=str(post.metadata.get("title", "")),
+                minutes=int(post.metadata.get("minutes") or 0),
+                terms=tuple(post.metadata.get("terms") or ()),
+                step_terms=tuple(
+                    frozenset(m.group(1) for m in TERM_LINK.finditer(body)) for body in parts[2::2]
+                ),
+            )
+        )
+    return tuple(found)
+
+
+def outline(directory: Path | str | None = None) -> list[Outline]:
+    """Every lesson's outline in course order, without validating or computing anything (cheap).
+
+    The tests validate every file through ``load_lessons``; this is what pages that only list or
+    link lessons read.
+    """
+    return list(_outline(str(directory or LESSONS_DIR)))
 
 
 def load_lessons(directory: Path | str | None = None) -> list[Lesson]:

@@ -399,3 +399,22 @@ def test_memory_bars_colour_the_attention_score_matrix() -> None:
     colours = {t["legendgroup"]: t["marker"]["color"] for t in spec["data"]}
     assert colours["attention_scores"] == PART_COLOURS["attention_scores"] in OKABE_ITO
     assert len(set(PART_COLOURS.values())) == len(PART_COLOURS)
+
+
+def test_widen_title_rewraps_a_phone_title_for_a_projector():
+    from charts.style import title, widen_title
+
+    spec = {
+        "data": [],
+        "layout": {
+            "title": title(
+                "Memory ladder: latency and bandwidth per level",
+                "Top: latency of one access. Bottom: bandwidth of the whole device",
+            )
+        },
+    }
+    narrow = spec["layout"]["title"]["text"]
+    wide = widen_title(spec, 70, 95)["layout"]["title"]["text"]
+    assert narrow.count("<br>") > wide.count("<br>") == 1  # only the break before the detail is left
+    assert "Memory ladder: latency and bandwidth per level" in wide
+    assert spec["layout"]["title"]["text"] == narrow  # the input is not changed

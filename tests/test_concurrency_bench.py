@@ -7,6 +7,7 @@ errors a reader would see are counted, and that the tool stays on this machine.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import shutil
 import subprocess
@@ -24,6 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def app_url():
     with bench.start_server(ROOT / "app.py", cwd=ROOT) as server:
         yield server.url
+
+
+def _run(coroutine):
+    """Run ``coroutine`` on a thread of its own: in a worker that also ran the browser tests,
+    Playwright's sync API keeps an event loop running on the main thread, where asyncio.run fails."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _run_once(url: str, page_name: str, query_string: str) -> bench.RunOutcome:
@@ -52,7 +60,7 @@ def test_one_session_runs_two_pages_to_script_finished_without_errors(app_url):
         finally:
             await session.close()
 
-    opened, move, moved, term = asyncio.run(tab())
+    opened, move, moved, term = _run(tab())
     assert [opened.errors, moved.errors, term.errors] == [[], [], []]
     assert move.key is not None, "a simulator page has a control to move"
     assert not bench.contradicted(move, moved.query_string)
@@ -65,7 +73,7 @@ def test_one_session_runs_two_pages_to_script_finished_without_errors(app_url):
 
 
 def test_a_page_name_the_app_does_not_have_is_an_error(app_url):
-    outcome = asyncio.run(_run_once(app_url, "no-such-page", ""))
+    outcome = _run(_run_once(app_url, "no-such-page", ""))
     assert any(e.startswith("page not found") for e in outcome.errors)
 
 
@@ -75,7 +83,7 @@ def test_an_exception_in_the_page_script_is_an_error(tmp_path):
         'import streamlit as st\nst.write("drawn first")\nraise RuntimeError("this page fails on purpose")\n'
     )
     with bench.start_server(script) as server:
-        outcome = asyncio.run(_run_once(server.url, "", ""))
+        outcome = _run(_run_once(server.url, "", ""))
     assert outcome.errors == ["exception: RuntimeError: this page fails on purpose"]
 
 

@@ -129,3 +129,13 @@ def test_every_source_url_records_how_it_was_checked():
     for term in load_terms():
         for url in term.sources:
             assert checked.get(url), f"{term.id}: {url} has no line in glossary/sources-checked.tsv"
+
+
+def test_a_linked_title_reads_naturally_inside_a_sentence():
+    from content import in_sentence
+
+    assert in_sentence("Memory-bound", "the step is deeply ") == "memory-bound"
+    assert in_sentence("Memory-bound", "It ends here. ") == "Memory-bound"  # a sentence starts
+    assert in_sentence("Ridge point", "- ") == "Ridge point"  # a list item starts
+    assert in_sentence("KV cache", "the ") == "KV cache"  # a name with another capital stays
+    assert in_sentence("Tensor Cores", "uses ") == "Tensor Cores"

@@ -148,3 +148,20 @@ def test_a_malformed_lesson_names_file_step_and_field(tmp_path, step, message):
         parse_lesson_file(_write(tmp_path, step))
     text = str(info.value)
     assert "lessons/01-broken.md" in text and "step “" in text and message in text, text
+
+
+def test_the_outline_agrees_with_the_validated_course():
+    """Home and term pages read the cheap outline; it must match what load_lessons validates."""
+    from lessons import outline
+
+    full = load_lessons()
+    light = outline()
+    assert [(o.id, o.number, o.title, o.minutes, o.terms) for o in light] == [
+        (lesson.id, lesson.number, lesson.title, lesson.minutes, lesson.terms) for lesson in full
+    ]
+    for o, lesson in zip(light, full, strict=True):
+        assert len(o.step_terms) == len(lesson.steps)
+        for term in lesson.terms:
+            step = lesson.steps[o.step_teaching(term) - 1]
+            texts = step.body + step.reveal + "".join(q.prompt + q.explanation for q in step.questions)
+            assert f"[[{term}" in texts or f"[[{term}|" in texts or o.step_teaching(term) == 1, (o.id, term)

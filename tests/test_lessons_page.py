@@ -119,3 +119,19 @@ def test_an_unknown_lesson_falls_back_to_the_course():
     at = open_page(lesson="nope", step="x")
     assert not at.exception
     assert any("no lesson called" in i.value for i in at.info)
+
+
+def test_a_term_page_links_the_lessons_that_teach_it():
+    at = pages.open_page("app_pages/glossary.py", term="kv-cache")
+    assert not at.exception
+    links = [link.proto for link in at.get("page_link") if link.proto.label.startswith("Taught in lesson")]
+    teaching = [lesson for lesson in LESSONS if "kv-cache" in lesson.terms]
+    assert len(links) == len(teaching) >= 1
+    assert all("lesson=" in link.query_string and "step=" in link.query_string for link in links)
+
+
+def test_home_starts_the_course_one_click_away():
+    at = pages.open_page(None)
+    assert not at.exception
+    first = next(link.proto for link in at.get("page_link") if link.proto.label.startswith("Lesson 1:"))
+    assert f"lesson={LESSONS[0].id}" in first.query_string and "step=1" in first.query_string

@@ -38,8 +38,8 @@ def show(spec: Mapping[str, Any] | go.Figure, *, key: str, container: Any = None
     """Draw ``spec`` full width; in presenter view its fonts are scaled up for the projector."""
     if isinstance(spec, go.Figure):  # a builder not converted to a dict yet
         spec = spec.to_dict()
-    if is_presenting():
-        from charts.style import scale_fonts
+    if is_presenting():  # a projector is wide: titles on fewer lines, every font larger
+        from charts.style import scale_fonts, widen_title
 
-        spec = scale_fonts(spec, PRESENTER_SCALE)
+        spec = scale_fonts(widen_title(spec, 70, 95), PRESENTER_SCALE)
     (container or st).plotly_chart(_Prebuilt(spec), key=key, config=CONFIG, width="stretch")

@@ -16,7 +16,7 @@ import streamlit as st
 
 from content import load_page
 from glossary import terms_by_id
-from lessons import Lesson, Question, Step, grade, load_lessons, relative_error
+from lessons import Lesson, Outline, Question, Step, grade, load_lessons, relative_error
 from ui.controls import term_markdown
 from ui.nav import PAGES
 from ui.presenter import is_presenting
@@ -45,7 +45,7 @@ def progress(lesson: Lesson) -> tuple[int, int, int]:
     return len(answered), sum(1 for a in answered if a["first_correct"]), len(lesson.questions)
 
 
-def step_link(lesson: Lesson, number: int) -> dict[str, str]:
+def step_link(lesson: Lesson | Outline, number: int) -> dict[str, str]:
     """Query parameters that open step ``number`` (1-based) of ``lesson``."""
     return {"lesson": lesson.id, "step": str(number)}
 
@@ -246,7 +246,11 @@ def render_step(lesson: Lesson, number: int) -> None:
     if predict is not None:
         unlocked = _question(lesson, predict, 0)
         if not unlocked:
-            st.caption("Commit a prediction to see the chart and the answer.")
+            st.caption(
+                "Reveal the answer to show the chart."
+                if is_presenting()
+                else "Commit a prediction to see the chart and the answer."
+            )
     if unlocked:
         _embed(lesson, step)
         if step.reveal:

@@ -186,8 +186,9 @@ def page_params() -> dict[str, ParamSet]:
                     ATTENTION,
                     "flash",
                     title="Attention kernel",
-                    help="Fused kernels (FlashAttention, PyTorch SDPA) keep the attention score matrix on "
-                    "chip; eager attention writes heads × tokens × tokens scores to memory.",
+                    help="Fused kernels ([FlashAttention](glossary?term=flash-attention), PyTorch SDPA) keep "
+                    "the attention score matrix on chip; eager attention writes heads × tokens × tokens "
+                    "scores to memory, one layer at a time.",
                 ),
                 Param(
                     "fit_engine",

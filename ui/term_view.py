@@ -34,26 +34,14 @@ def _source_label(url: str) -> str:
 
 def _taught_in(term: Term) -> None:
     """Links to the lesson steps that teach this term (the first step that links it)."""
-    from lessons import LessonError, lessons_teaching
+    from lessons import lessons_teaching
 
-    try:
-        teaching = lessons_teaching(term.id)
-    except LessonError:
-        return
+    teaching = lessons_teaching(term.id)
     if not teaching:
         return
     lessons_page = next(p for p in PAGES if p.url_path == "lessons")
-    marker = f"[[{term.id}"
     for lesson in teaching:
-        number = next(
-            (
-                n
-                for n, step in enumerate(lesson.steps, start=1)
-                if marker in step.body + step.reveal
-                or any(marker in q.prompt + q.explanation for q in step.questions)
-            ),
-            1,
-        )
+        number = lesson.step_teaching(term.id)
         st.page_link(
             lessons_page.path,
             label=f"Taught in lesson {lesson.number}: {lesson.title} (step {number})",

@@ -107,14 +107,14 @@ def test_lesson_1_can_be_completed_with_the_keyboard_only(app_url, page):
                     page.keyboard.press("ArrowDown")
                 _tab_to(page, submit)
                 page.keyboard.press("Enter")
-            page.locator(f".st-key-retry-{key}, [data-testid='stAlertContentSuccess']").first.wait_for(
-                timeout=30_000
-            )
+            # answered: this question's form is gone (replaced by its result) and the run is over
+            page.locator(f".st-key-input-{key}").wait_for(state="detached", timeout=30_000)
             page.wait_for_function(FINISHED, timeout=30_000)
         label = "Next →" if number < len(lesson.steps) else "Finish"
         _tab_to(page, f"el => el.tagName === 'BUTTON' && el.innerText.trim() === {label!r}")
         page.keyboard.press("Enter")
-        page.wait_for_timeout(300)
+        after = f"Step {number + 1} of" if number < len(lesson.steps) else ": done"
+        page.get_by_text(after).first.wait_for(timeout=30_000)  # the next screen is drawn
         page.wait_for_function(FINISHED, timeout=30_000)
     n = len(lesson.questions)
     summary = page.locator('[data-testid="stMetric"]').filter(has_text="Right at the first try")

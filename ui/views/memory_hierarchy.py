@@ -32,7 +32,7 @@ def shown(values: dict[str, Any]) -> list[hierarchy.HardwareFamily]:
     return [fams[first]] + ([fams[second]] if second not in ("none", first) else [])
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def ladder_chart(family_ids: tuple[str, ...], measured: tuple) -> dict[str, Any]:
     return as_spec(ladder_figure([families()[i] for i in family_ids], list(measured)))
 
@@ -47,7 +47,7 @@ def littles_chart(family_ids: tuple[str, ...], load_bytes: int) -> dict[str, Any
     return as_spec(littles_law_figure([families()[i] for i in family_ids], bytes_per_thread=load_bytes))
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def placement(family_id: str, model_id: str, wfmt: str, kvfmt: str, context: int) -> dict[str, Any]:
     """Where the weights and KV cache live on one family, the time per token and its chart."""
     fam = families()[family_id]

@@ -49,7 +49,7 @@ def key_of(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, values[k]) for k in LAYOUT_KEYS)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """Memory, traffic, time and charts of one layout (or ``{"error": …, "suggestions": …}``)."""
     v = dict(key)
@@ -110,7 +110,7 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     }
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def grid_chart(key: tuple[tuple[str, Any], ...], colour_by: str) -> dict[str, Any]:
     """The GPU grid coloured by ``colour_by`` (pp, tp, dp, zero or role)."""
     out = outcome(key)

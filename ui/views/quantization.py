@@ -3,6 +3,7 @@ and model size. Tensors and results are cached per input (shared by every sessio
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -15,29 +16,35 @@ from ui.views import View
 from ui.views.common import arrow, as_spec, metric_row, models
 
 PAGE = "quantization"
+# One quantization computation at a time per process: each holds several tensor-sized float
+# arrays while it runs, and a class starting many at once stacked them into the server's peak RSS.
+_HEAVY = threading.Lock()
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=3, show_spinner=False)
 def tensor(kind: str, size: str, seed: int) -> np.ndarray:
     """The seeded tensor the page quantizes (rows × cols from ``size``)."""
     rows, cols = (int(n) for n in size.split("x"))
     return q.make_tensor(kind, (rows, cols), seed)
 
 
-@st.cache_data(max_entries=128, show_spinner="Quantizing…")
+@st.cache_data(max_entries=64, show_spinner="Quantizing…")
 def one_format(
     kind: str, size: str, seed: int, fmt: str, granularity: str, group: int, symmetric: bool
 ) -> dict[str, Any]:
     """Bits, error statistics and the two histograms of one scheme (or ``{"error": …}``)."""
     x = tensor(kind, size, seed)
     group_size = group if granularity == "group" else None
-    try:
-        xq = q.quantize(x, fmt, granularity, group_size, symmetric)
-        bits = q.effective_bits(fmt, granularity, group_size, symmetric, channel_length=x.shape[1])
-    except ValueError as exc:
-        return {"error": str(exc)}
-    stats = q.error_stats(x, xq)
-    grid, grid_note = q.overlay_grid(x, fmt, granularity, symmetric)
+    with _HEAVY:
+        try:
+            xq = q.quantize(x, fmt, granularity, group_size, symmetric)
+            bits = q.effective_bits(fmt, granularity, group_size, symmetric, channel_length=x.shape[1])
+        except ValueError as exc:
+            return {"error": str(exc)}
+        stats = q.error_stats(x, xq)
+        grid, grid_note = q.overlay_grid(x, fmt, granularity, symmetric)
+        error_histogram = q.histogram(xq - x)
+        del xq
     label = fmt.upper().replace("_", " ")
     return {
         "error": "",
@@ -49,7 +56,7 @@ def one_format(
         "values": as_spec(
             qc.value_histogram_figure(q.histogram(x), grid, format_label=label, max_grid_lines=80)
         ),
-        "errors": as_spec(qc.error_histogram_figure(q.histogram(xq - x), scheme_label=label)),
+        "errors": as_spec(qc.error_histogram_figure(error_histogram, scheme_label=label)),
         "grid_note": grid_note,
     }
 
@@ -57,7 +64,9 @@ def one_format(
 @st.cache_data(max_entries=8, show_spinner="Quantizing in every format…")
 def all_formats(kind: str, size: str, seed: int) -> dict[str, Any]:
     """The SQNR-vs-bits chart and the table of every standard scheme."""
-    results = q.evaluate_schemes(tensor(kind, size, seed))
+    x = tensor(kind, size, seed)
+    with _HEAVY:
+        results = q.evaluate_schemes(x)
     return {"chart": as_spec(qc.sqnr_vs_bits_figure(results)), "table": arrow(q.scheme_table(results))}
 
 
@@ -78,7 +87,8 @@ def _alpha_sweep() -> tuple[list[float], list[float]]:
 @st.cache_data(max_entries=24, show_spinner="Multiplying quantized matrices…")
 def matmul(alpha: float) -> dict[str, Any]:
     """W4A16 vs W8A8 output error, and the SmoothQuant α sweep, at migration strength ``alpha``."""
-    demo = q.outlier_matmul_demo(alpha=alpha)
+    with _HEAVY:
+        demo = q.outlier_matmul_demo(alpha=alpha)
     alphas, sweep = _alpha_sweep()
     return {
         "bars": as_spec(qc.matmul_error_figure(demo, q.MATMUL_SCHEMES)),

@@ -25,7 +25,7 @@ def accelerators(values: dict[str, Any]) -> tuple[list, list[str]]:
     return [a for a in chosen if a.supports(dtype)], [a.name for a in chosen if not a.supports(dtype)]
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def roofline_spec(
     gpus: tuple[str, ...],
     dtype: str,
@@ -54,7 +54,7 @@ def roofline_spec(
     return as_spec(figure)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def decode_numbers(gpu_id: str, dtype: str, model_id: str, batch: int, context: int) -> dict[str, Any]:
     """Intensity, bound and crossover batch of one decode step on one accelerator."""
     gpu = catalog()[gpu_id]
@@ -73,7 +73,7 @@ def decode_numbers(gpu_id: str, dtype: str, model_id: str, batch: int, context: 
     }
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def decode_batch_spec(gpu_id: str, dtype: str, model_id: str, batch: int, context: int) -> dict[str, Any]:
     """Decode intensity and tokens/s against the batch size, as a plain figure spec."""
     figure = decode_batch_figure(

@@ -80,7 +80,7 @@ def _result(values: dict[str, Any], spec: ModelSpec) -> fit.FitResult:
     )
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
     """Everything the page shows for one setting, as plain data (or ``{"error": …}``)."""
     values = dict(key)
