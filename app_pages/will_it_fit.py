@@ -162,5 +162,8 @@ with layout.more:
             st.caption(
                 "From the results loaded on the Your hardware page; the prediction uses the same functions."
             )
+    st.header("Checked against a real H100", divider="gray")
+    prose(page.section("measured"))
+    st.dataframe(view.validation_table(), hide_index=True, width="stretch")
     st.header("How the calculator works", divider="gray")
     prose(page.body)

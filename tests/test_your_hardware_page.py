@@ -157,3 +157,14 @@ def test_every_shipped_sample_is_offered():
 
     offered = set(page_params()["your-hardware"]["hw_sample"].options)
     assert offered == {p.name for p in SAMPLES.glob("*.json")}
+
+
+def test_the_cpu_sample_puts_measured_latency_on_the_cpu_ladder():
+    """Issue 12: `python -m measure --device cpu` records latency; the CPU ladder draws it."""
+    at = open_page(hw_sample="cpu-intel-xeon-2vcpu.json")
+    at.query_params.clear()
+    at.query_params["mh_a"] = "cpu-norvig"
+    at.query_params["mh_b"] = "none"
+    at.switch_page("app_pages/memory_hierarchy.py").run()
+    assert not at.exception
+    assert "pointer chase" in at.get("plotly_chart")[0].proto.spec

@@ -120,3 +120,17 @@ def test_lesson_1_can_be_completed_with_the_keyboard_only(app_url, page):
     summary = page.locator('[data-testid="stMetric"]').filter(has_text="Right at the first try")
     summary.wait_for(timeout=30_000)
     assert summary.locator('[data-testid="stMetricValue"]').inner_text() == f"{n} of {n}"
+
+
+def test_a_page_prints_as_a_handout_without_sidebar_or_buttons(app_url, page):
+    _open(page, f"{app_url}/roofline?preset=decode-batch-1", chart=True)
+    page.emulate_media(media="print")
+    hidden = page.evaluate(
+        """() => [
+            getComputedStyle(document.querySelector('[data-testid="stSidebar"]')).display,
+            [...document.querySelectorAll('[data-testid="stPopover"], .stButton')]
+                .every(e => getComputedStyle(e).display === 'none'),
+        ]"""
+    )
+    assert hidden == ["none", True]
+    assert page.locator(".js-plotly-plot").first.is_visible()  # the chart stays on the handout

@@ -158,6 +158,24 @@ def catalog_rows(key: tuple[tuple[str, Any], ...], config_text: str = ""):
     return arrow(fit.catalog_table(_result(values, spec), chosen))
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def validation_table():
+    """Predicted vs measured prefill peaks of real models on an H100 (simulators/data/measured)."""
+    rows = [
+        {
+            "Model": r["model"],
+            "Prompt (tokens)": f"{r['prompt_tokens']:,}",
+            "Attention": f"{r['measured_with']} → {r['attention']}",
+            "Predicted (GB)": f"{r['predicted_gb']:,.2f}",
+            "Measured (GB)": f"{r['measured_gb']:,.2f}",
+            "Predicted ÷ measured": f"{r['ratio']:.3f}",
+            "Why they differ": r["note"] or "—",
+        }
+        for r in fit.measured_validation_rows()
+    ]
+    return arrow(rows)
+
+
 def config_in_use(values: dict[str, Any]) -> str:
     """The custom config text when the custom model is chosen (part of the cache key), or ""."""
     return (custom_config() or "") if values["fit_model"] == CUSTOM_MODEL else ""
