@@ -163,7 +163,7 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
             f"{layout.n_gpus} GPUs = DP {layout.dp} × TP {layout.tp} × PP {layout.pp}",
             f"Coloured by {what}; numbers: global rank",
         ),
-        "height": min(1000, 300 + 46 * layout.nodes + 22 * (len(keys) if discrete else 0)),
+        "height": min(1000, 230 + 34 * layout.nodes + 10 * (len(keys) if discrete else 0)),
         "xaxis": axis("GPU within the node (local index)", dtick=1, showgrid=False, zeroline=False),
         "yaxis": axis("Node", dtick=1, autorange="reversed", showgrid=False, zeroline=False),
         "plot_bgcolor": "rgba(0,0,0,0)",

@@ -18,6 +18,7 @@ here (issue 10):
 from __future__ import annotations
 
 import copy
+import html
 import math
 import re
 import textwrap
@@ -353,23 +354,45 @@ def floats(values: Iterable[Any]) -> list[float | None]:
 
 
 _DETAIL_START = "<br><span"
+_TAG = re.compile(r"<[^>]+>")
+# Room the mode bar needs above the plot once the title is drawn outside the figure (px).
+DETACHED_TOP_PX = 28
 
 
-def widen_title(spec: Mapping[str, Any], title_chars: int, subtitle_chars: int) -> Spec:
-    """A copy of ``spec`` whose title is wrapped for a wider screen (a projector): the phone-width
-    breaks ``title`` put in are undone and the headline and detail wrapped again at the new widths."""
-    out = dict(spec)
-    layout = dict(out.get("layout") or {})
+def split_title(text: str) -> tuple[str, str]:
+    """The headline and detail of a ``title()`` text as plain strings: phone-width breaks undone,
+    tags dropped and entities decoded (the caller escapes them again for wherever they go)."""
+    head, _, rest = text.partition(_DETAIL_START)
+    detail = rest.partition(">")[2].partition("</span>")[0] if rest else ""
+
+    def plain(part: str) -> str:
+        return html.unescape(_TAG.sub("", part.replace("<br>", " "))).strip()
+
+    return plain(head), plain(detail)
+
+
+def detach_title(spec: Mapping[str, Any]) -> tuple[Spec, str, str]:
+    """``spec`` without its title, and that title's headline and detail as plain text.
+
+    A page draws the title as text above the chart instead (ui/chart.py): the browser wraps it to
+    whatever width the chart has, where a title inside the figure must be wrapped for the
+    narrowest screen and so takes three or four lines on a desktop. The figure keeps room for the
+    mode bar at the top, and a fixed ``height`` shrinks by the rows the title took, so the plot
+    itself keeps its size (never below ``phone_height``). The input is not changed.
+    """
+    layout = dict(spec.get("layout") or {})
     title_spec = layout.get("title")
     if not isinstance(title_spec, Mapping) or not isinstance(title_spec.get("text"), str):
-        return out
-    text = title_spec["text"]
-    head, _, rest = text.partition(_DETAIL_START)
-    head = wrap(head.replace("<br>", " "), title_chars)
-    if rest:
-        opening, _, body = rest.partition(">")
-        body, _, tail = body.partition("</span>")
-        head += f"{_DETAIL_START}{opening}>{wrap(body.replace('<br>', ' '), subtitle_chars)}</span>{tail}"
-    layout["title"] = {**title_spec, "text": head}
-    out["layout"] = layout
-    return out
+        return dict(spec), "", ""
+    headline, detail = split_title(title_spec["text"])
+    lines = _lines(title_spec["text"])
+    del layout["title"]
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = max(int(margin.get("t", 0)), DETACHED_TOP_PX)
+    layout["margin"] = margin
+    out = {**spec, "layout": layout}
+    if "height" in layout:
+        pad = title_spec.get("pad") or {}
+        taken = lines * TITLE_LINE_PX + int(pad.get("t", 0)) + int(pad.get("b", 0)) - DETACHED_TOP_PX
+        layout["height"] = max(int(layout["height"]) - taken, phone_height(out.get("data", ()), layout))
+    return out, headline, detail

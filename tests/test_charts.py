@@ -401,20 +401,35 @@ def test_memory_bars_colour_the_attention_score_matrix() -> None:
     assert len(set(PART_COLOURS.values())) == len(PART_COLOURS)
 
 
-def test_widen_title_rewraps_a_phone_title_for_a_projector():
-    from charts.style import title, widen_title
+def test_a_detached_title_comes_back_whole_and_the_plot_keeps_its_size():
+    from charts.style import DETACHED_TOP_PX, detach_title, figure, phone_height, title
 
-    spec = {
-        "data": [],
-        "layout": {
-            "title": title(
-                "Memory ladder: latency and bandwidth per level",
-                "Top: latency of one access. Bottom: bandwidth of the whole device",
-            )
-        },
-    }
-    narrow = spec["layout"]["title"]["text"]
-    wide = widen_title(spec, 70, 95)["layout"]["title"]["text"]
-    assert narrow.count("<br>") > wide.count("<br>") == 1  # only the break before the detail is left
-    assert "Memory ladder: latency and bandwidth per level" in wide
-    assert spec["layout"]["title"]["text"] == narrow  # the input is not changed
+    headline = "Memory ladder: latency and bandwidth per level"
+    detail = "Top: latency of one access. Bottom: bandwidth of the whole device & its links"
+    spec = figure([], {"title": title(headline, detail), "height": 700})
+    text = spec["layout"]["title"]["text"]
+    assert text.count("<br>") >= 3  # wrapped for a phone inside the figure
+    out, head, det = detach_title(spec)
+    assert (head, det) == (headline, detail)  # breaks undone, tags dropped, "&" decoded
+    assert "title" not in out["layout"] and spec["layout"]["title"]["text"] == text  # input kept
+    assert out["layout"]["margin"]["t"] == DETACHED_TOP_PX  # room for the mode bar
+    # The figure is shorter by exactly the room the title took: the plot area is unchanged.
+    pad = spec["layout"]["title"]["pad"]
+    taken = (text.count("<br>") + 1) * 24 + pad["t"] + pad["b"] - DETACHED_TOP_PX
+    assert out["layout"]["height"] == 700 - taken
+    # ... but never below what a phone needs.
+    small = figure([], {"title": title(headline, detail), "height": 100})
+    small_out = detach_title(small)[0]
+    assert small_out["layout"]["height"] == phone_height([], small_out["layout"])
+    # A figure without a title passes through.
+    assert detach_title({"data": [], "layout": {}}) == ({"data": [], "layout": {}}, "", "")
+
+
+def test_a_title_above_the_chart_is_escaped_html():
+    from ui.chart import title_html
+
+    out = title_html("<img src=x onerror=alert(1)> on H100", "costs $5 & up")
+    assert "<img" not in out and "&lt;img" in out
+    assert "$" not in out and "&#36;5" in out and "&amp;" in out
+    assert out.startswith('<div class="fg-chart-title">') and "fg-chart-detail" in out
+    assert "fg-chart-detail" not in title_html("Headline only", "")

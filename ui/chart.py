@@ -9,12 +9,15 @@ is: Streamlit then only JSON-encodes it (~0.2 ms).
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from charts.style import detach_title, scale_fonts
 from ui.presenter import PRESENTER_SCALE, is_presenting
 
 CONFIG = {
@@ -34,12 +37,33 @@ class _Prebuilt(go.Figure):
         return self._prebuilt_spec  # type: ignore[return-value]
 
 
+def title_html(headline: str, detail: str) -> str:
+    """The chart's title as HTML for above the chart; both parts escaped (an uploaded file's name
+    can be in a title, and nothing a reader typed is rendered as HTML)."""
+    parts = [f'<span class="fg-chart-head">{html.escape(headline)}</span>']
+    if detail:
+        parts.append(f'<span class="fg-chart-detail">{html.escape(detail)}</span>')
+    # "$" would start Streamlit's Markdown maths.
+    return f'<div class="fg-chart-title">{"".join(parts)}</div>'.replace("$", "&#36;")
+
+
 def show(spec: Mapping[str, Any] | go.Figure, *, key: str, container: Any = None) -> None:
-    """Draw ``spec`` full width; in presenter view its fonts are scaled up for the projector."""
+    """Draw ``spec`` full width under its title; in presenter view its fonts are scaled up.
+
+    The title is text above the chart, not inside the figure, so the browser wraps it to the
+    chart's width (one or two lines on a desktop, more on a phone) and presenter view's CSS
+    scales it with the prose.
+    """
     if isinstance(spec, go.Figure):  # a builder not converted to a dict yet
         spec = spec.to_dict()
-    if is_presenting():  # a projector is wide: titles on fewer lines, every font larger
-        from charts.style import scale_fonts, widen_title
-
-        spec = scale_fonts(widen_title(spec, 70, 95), PRESENTER_SCALE)
-    (container or st).plotly_chart(_Prebuilt(spec), key=key, config=CONFIG, width="stretch")
+    spec, headline, detail = detach_title(spec)
+    box = (container or st).container()  # title and chart together, even in a placeholder
+    if headline:
+        box.markdown(title_html(headline, detail), unsafe_allow_html=True)
+    if is_presenting():  # a projector is wide: every font larger
+        spec = scale_fonts(spec, PRESENTER_SCALE)
+    config = CONFIG
+    if headline:  # a downloaded PNG is named after the title it no longer carries
+        slug = re.sub(r"[^a-z0-9]+", "-", headline.lower()).strip("-")[:60] or "chart"
+        config = {**CONFIG, "toImageButtonOptions": {**CONFIG["toImageButtonOptions"], "filename": slug}}
+    box.plotly_chart(_Prebuilt(spec), key=key, config=config, width="stretch")

@@ -22,6 +22,9 @@ _BASE_CSS = """
   [data-testid="stAppViewContainer"] .stMainBlockContainer { padding-top: 3.9rem; }
   [data-testid="stAppViewContainer"] h1 { font-size: 2.3rem; padding-top: 0.25rem; }
   [data-testid="stMetric"] [data-testid="stMetricValue"] { font-size: 1.9rem; }
+  .fg-chart-title { margin: 0.5rem 0 0 0.5rem; line-height: 1.35; }
+  .fg-chart-title .fg-chart-head { display: block; font-size: 1.2rem; font-weight: 600; }
+  .fg-chart-title .fg-chart-detail { display: block; font-size: 0.9rem; opacity: 0.8; }
   @media print {
     [data-testid="stSidebar"], [data-testid="stHeader"], [data-testid="stToolbar"],
     [data-testid="stDecoration"], [data-testid="stStatusWidget"], .stButton, .stDownloadButton,
@@ -45,6 +48,8 @@ _PRESENTER_CSS = """
   [data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"] p,
   [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem !important; line-height: 1.45; }
   [data-testid="stAppViewContainer"] h1 { font-size: 3rem !important; padding-top: 0.2rem; }
+  .fg-chart-title .fg-chart-head { font-size: 1.75rem !important; }
+  .fg-chart-title .fg-chart-detail { font-size: 1.3rem !important; }
   [data-testid="stAppViewContainer"] h2 { font-size: 2.3rem !important; }
   [data-testid="stAppViewContainer"] h3 { font-size: 1.9rem !important; }
   [data-testid="stMetric"] [data-testid="stMetricValue"],
