@@ -39,6 +39,13 @@ state.sync_out()
 view.VIEWS[chosen].render(state, layout.main, "mh")
 with layout.main:
     prose(page.section(SECTION_TEXT[chosen]))
+    compared = view.comparison_tables(view.shown(state.values)) if chosen == "ladder" else []
+    if compared:
+        with st.expander("Measured against published latency: why they differ"):
+            for name, origin, table in compared:
+                st.markdown(f"**{name}**, from {origin}:")
+                st.dataframe(table, hide_index=True, width="stretch")
+            prose(page.section("measured"))
 notice_box(page.section("notice"), layout.notice)
 
 with layout.more:

@@ -43,6 +43,10 @@ from simulators.hierarchy import (
 from simulators.units import binary_bytes, si
 
 MEASURED_COLOR = "#000000"
+# Black marks keep a thin white edge, so they still show in Streamlit's dark theme (on a white
+# background the edge disappears).
+HALO_EDGE = {"color": "white", "width": 1.2}
+USABLE_COLOR = OKABE_ITO[5]  # vermillion, as the capacity line on Will it fit?
 _GB = 1e9
 CATEGORY_CHARS = 12  # level names on a category axis wrap at this width
 # Levels a pointer chase through global memory walks: registers are not addressable and shared
@@ -147,30 +151,45 @@ def ladder_figure(
                     + "</extra>",
                 }
             )
-    for kind, values, panel, unit in (
-        ("seconds", latencies, "y", "s"),
-        ("bytes_per_s", bandwidths, "y2", "B/s"),
-    ):
-        points = [p for p in measured if p.level is not None and getattr(p, kind) is not None]
-        if not points:
-            continue
-        values += [float(getattr(p, kind)) for p in points]
-        what = "latency" if kind == "seconds" else "bandwidth"
-        data.append(
-            {
+    # Measured points: one legend entry per family measured on (latency and bandwidth together),
+    # each drawn beside that family's published marks; points from a family not drawn (or with
+    # none given) sit in the middle of their level.
+    names = {fam.id: fam.name for fam in families}
+    on_ladder = [p for p in measured if p.level is not None]
+    groups: dict[str, list[MeasuredPoint]] = {}
+    for point in on_ladder:
+        groups.setdefault(point.family if point.family in names else "", []).append(point)
+    for family_id, group in groups.items():
+        on = f" on {names[family_id]}" if family_id and len(families) > 1 else ""
+        shown_legend = False
+        for kind, values, panel, unit in (
+            ("seconds", latencies, "y", "s"),
+            ("bytes_per_s", bandwidths, "y2", "B/s"),
+        ):
+            points = [p for p in group if getattr(p, kind) is not None]
+            if not points:
+                continue
+            values += [float(getattr(p, kind)) for p in points]
+            trace = {
                 "type": "scatter",
                 "xaxis": "x",
                 "yaxis": panel,
                 "x": [_level_label(str(p.level)) for p in points],
                 "y": [float(getattr(p, kind)) for p in points],
                 "mode": "markers",
-                "marker": {"size": 16, "color": MEASURED_COLOR, "symbol": "x"},
-                "name": legend_name(f"Measured {what} ({len(points)}, hover for each)"),
-                "legendgroup": f"measured-{what}",
+                "marker": {"size": 16, "color": MEASURED_COLOR, "symbol": "x", "line": HALO_EDGE},
+                "name": legend_name(
+                    f"Measured{on}: {len(group)} point{'s' if len(group) > 1 else ''}, hover for each"
+                ),
+                "legendgroup": f"measured-{family_id}",
+                "showlegend": not shown_legend,
                 "customdata": [[p.label, si(float(getattr(p, kind)), unit)] for p in points],
                 "hovertemplate": "%{customdata[0]}: %{customdata[1]}<extra></extra>",
             }
-        )
+            if family_id:
+                trace["offsetgroup"] = family_id
+            shown_legend = True
+            data.append(trace)
     order = [_level_label(level) for level in LEVELS if any(fam.has_level(level) for fam in families)]
     latency_axis = axis("Latency (s, log)", domain=[0.56, 1.0], anchor="x")
     if latencies:
@@ -188,7 +207,7 @@ def ladder_figure(
             "Top: latency of one access. Bottom: bandwidth of the whole device, one direction. "
             "Log scales: each gridline is 10× the one below",
         ),
-        "height": 900,
+        "height": 820 + 26 * sum(1 for t in data if t.get("showlegend", True)),  # room for the legend
         "scattermode": "group",
         "xaxis": axis(
             "Memory level (closest to the cores on the left)",
@@ -307,7 +326,7 @@ def transfer_time_figure(
                 "x": [float(p.nbytes or 0.0) for p in points_measured],
                 "y": [float(p.seconds or 0.0) for p in points_measured],
                 "mode": "markers",
-                "marker": {"size": 16, "color": MEASURED_COLOR, "symbol": "x"},
+                "marker": {"size": 16, "color": MEASURED_COLOR, "symbol": "x", "line": HALO_EDGE},
                 "name": legend_name(f"Measured ({len(points_measured)}, hover for each)"),
                 "customdata": [
                     [p.label, si(float(p.nbytes or 0.0), "B"), si(float(p.seconds or 0.0), "s")]
@@ -445,7 +464,7 @@ def placement_figure(placement: ModelPlacement, *, family_name: str | None = Non
             "x": [placement.usable_device_bytes / _GB],
             "y": [names[0]],
             "mode": "markers",
-            "marker": {"symbol": "line-ns", "size": 40, "line": {"width": 4, "color": "#000000"}},
+            "marker": {"symbol": "line-ns", "size": 40, "line": {"width": 4, "color": USABLE_COLOR}},
             "name": "Usable device memory (GB)",
             "hovertemplate": "usable: %{x:,.1f} GB<extra></extra>",
         }
@@ -553,6 +572,17 @@ def latency_sweep_figure(
         )
     if points:
         ordered = sorted(points)
+        data.append(  # a white halo under the black line: invisible on white, the line's edge on dark
+            {
+                "type": "scatter",
+                "x": [float(size) for size, _ in ordered],
+                "y": [float(ns) for _, ns in ordered],
+                "mode": "lines",
+                "line": {"color": "white", "width": 5},
+                "showlegend": False,
+                "hoverinfo": "skip",
+            }
+        )
         data.append(
             {
                 "type": "scatter",
@@ -561,7 +591,7 @@ def latency_sweep_figure(
                 "mode": "lines+markers",
                 "name": legend_name(f"Measured pointer chase{': ' + device_label if device_label else ''}"),
                 "line": {"color": MEASURED_COLOR, "width": 2.5},
-                "marker": {"size": 8, "color": MEASURED_COLOR},
+                "marker": {"size": 8, "color": MEASURED_COLOR, "line": HALO_EDGE},
                 "customdata": [[binary_bytes(size), si(ns * 1e-9, "s")] for size, ns in ordered],
                 "hovertemplate": "working set %{customdata[0]}: %{customdata[1]} per load<extra></extra>",
             }

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from charts.palette import OKABE_ITO
-from charts.style import LABEL_FONT_PX, Spec, axis, figure, legend_name, narrow_fraction, wrap
+from charts.style import LABEL_BOX_BG, LABEL_FONT_PX, Spec, axis, figure, legend_name, narrow_fraction, wrap
 from charts.style import title as chart_title
 
 # One colour per memory part, the same on every chart (Okabe-Ito, colour-blind safe).
@@ -62,7 +62,7 @@ def _line_label(x: float, right_end: float, text: str, colour: str, *, top: bool
         "text": text,
         "showarrow": False,
         "font": {"color": colour, "size": LABEL_FONT_PX},
-        "bgcolor": "rgba(255,255,255,0.85)",
+        "bgcolor": LABEL_BOX_BG,
     }
 
 

@@ -16,6 +16,8 @@ import numpy as np
 from charts.palette import OKABE_ITO
 from charts.style import (
     BASE_FONT_PX,
+    LABEL_BOX_BG,
+    LABEL_BOX_TEXT,
     LABEL_FONT_PX,
     Spec,
     axis,
@@ -226,7 +228,8 @@ def sqnr_vs_bits_figure(
                 "yanchor": "bottom",
                 "align": "right",
                 "showarrow": False,
-                "bgcolor": "rgba(255,255,255,0.85)",
+                "bgcolor": LABEL_BOX_BG,
+                "font": {"color": LABEL_BOX_TEXT},
             }
         )
     layout = _layout(

@@ -18,6 +18,8 @@ from typing import Any
 
 from charts.palette import OKABE_ITO
 from charts.style import (
+    LABEL_BOX_BG,
+    LABEL_BOX_TEXT,
     LABEL_FONT_PX,
     Spec,
     axis,
@@ -710,7 +712,8 @@ def decode_batch_figure(
                 "ax": -40 if to_left else 40,
                 "ay": -36,
                 "xanchor": "right" if to_left else "left",
-                "bgcolor": "rgba(255,255,255,0.85)",
+                "bgcolor": LABEL_BOX_BG,
+                "font": {"color": LABEL_BOX_TEXT},
             }
         )
         verdict = f"crossover at batch {crossover:,}"

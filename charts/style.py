@@ -37,6 +37,10 @@ LABEL_FONT_PX = 13  # point and bar labels, annotations
 HOVER_FONT_PX = 14
 MODEBAR_PX = 34  # Plotly's mode bar is about 30 px tall at the top right: the title starts below it
 GRID_COLOUR = "rgba(128,128,128,0.25)"
+# A label boxed over lines: a light box with dark text, readable in the light and the dark theme
+# alike (Streamlit's dark theme makes unset text light, which vanishes on a light box).
+LABEL_BOX_BG = "rgba(255,255,255,0.85)"
+LABEL_BOX_TEXT = "#1a1a1a"
 
 # Wrapping widths in characters, for a chart about 340 px wide (a phone) at the sizes above
 # (about 0.5 em per character in the theme's sans-serif font).

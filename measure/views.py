@@ -202,6 +202,59 @@ def latency_ladder_points(results: Mapping[str, Any], family: Any) -> list[dict[
     ]
 
 
+def _short(value: float) -> str:
+    """Whole numbers from 10 up, two significant figures below (0.5 ns, 4.7 ns)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _ns_range(low: float, high: float) -> str:
+    low_text, high_text = _short(low), _short(high)
+    return low_text if low_text == high_text else f"{low_text}–{high_text}"
+
+
+def latency_comparison_rows(results: Mapping[str, Any], family: Any) -> list[dict[str, str]]:
+    """Measured pointer-chase latency against the family's published ladder, level by level.
+
+    One row per level that has both a sourced latency and at least one measured point
+    (``latency_ladder_points``): the working sets that landed there, the published and measured
+    ranges in ns, measured ÷ published (midpoint over midpoint), then both in cycles (the
+    measured ns at the clock the published row was converted with). Empty when the results were
+    not measured on this family or have no latency records.
+    """
+    from measure.cli import human_bytes
+
+    by_level: dict[str, list[dict[str, Any]]] = {}
+    for point in latency_ladder_points(results, family):
+        if point["level"] is not None:
+            by_level.setdefault(point["level"], []).append(point)
+    rows = []
+    for level in family.levels:
+        points = by_level.get(level.level)
+        if not points or not level.has_latency:
+            continue
+        ns = [float(p["ns"]) for p in points]
+        sizes = [int(p["bytes"]) for p in points]
+        published_ns = (level.latency_s("min") * 1e9, level.latency_s("max") * 1e9)
+        clock = level.clock_hz
+        measured_mid = (min(ns) + max(ns)) / 2
+        row = {
+            "Level": level.name,
+            "Working sets": f"{human_bytes(min(sizes))}–{human_bytes(max(sizes))}"
+            if len(sizes) > 1
+            else human_bytes(sizes[0]),
+            "Published, ns": _ns_range(*published_ns),
+            "Measured, ns": _ns_range(min(ns), max(ns)),
+            "Measured ÷ published": f"{measured_mid / level.latency_s('mid') / 1e9:.2f}×",
+            "Published, cycles": _ns_range(level.latency_cycles_min or 0, level.latency_cycles_max or 0)
+            if level.latency_cycles_min
+            else "—",
+            # the measured time at the clock the published cycles were converted with
+            "Measured, cycles": _ns_range(min(ns) * clock * 1e-9, max(ns) * clock * 1e-9) if clock else "—",
+        }
+        rows.append(row)
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # Decode: measured tokens per second beside the bandwidth bound
 

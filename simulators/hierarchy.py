@@ -236,7 +236,9 @@ class MeasuredPoint:
     """A measurement to draw beside the model: a latency, a bandwidth or a timed transfer.
 
     ``level`` places it on the ladder; ``nbytes`` with ``seconds`` places it on the
-    transfer-time chart. ``label`` is the legend text ("your GPU, torch copy").
+    transfer-time chart. ``label`` is the legend text ("your GPU, torch copy"). ``family``, when
+    set, is the hardware family it was measured on: a ladder comparing two families draws it
+    beside that family's published marks.
     """
 
     label: str
@@ -244,6 +246,7 @@ class MeasuredPoint:
     nbytes: float | None = None
     seconds: float | None = None
     bytes_per_s: float | None = None
+    family: str = ""
 
     def __post_init__(self) -> None:
         if not self.label.strip():

@@ -398,8 +398,9 @@ def test_ladder_has_latency_and_bandwidth_traces_per_family_on_log_axes():
     for fam in families:
         assert any(n.startswith(f"{fam.name}: latency") for n in names)
         assert any(n.startswith(f"{fam.name}: bandwidth") for n in names)
-    measured = next(t for t in fig["data"] if t["name"].startswith("Measured bandwidth"))
+    measured = next(t for t in fig["data"] if t["name"].startswith("Measured"))
     assert measured["yaxis"] == "y2" and measured["customdata"][0][0] == "my copy"
+    assert "offsetgroup" not in measured  # no family given: the middle of the level
     layout = fig["layout"]
     assert layout["yaxis"]["type"] == "log" and layout["yaxis2"]["type"] == "log"
     assert "Latency" in layout["yaxis"]["title"]["text"] and "Bandwidth" in layout["yaxis2"]["title"]["text"]
@@ -456,3 +457,28 @@ def test_placement_chart_shows_device_and_host():
 @pytest.mark.parametrize(("value", "unit", "text"), [(3.65e-7, "s", "365 ns"), (3.35e12, "B/s", "3.35 TB/s")])
 def test_si_labels(value, unit, text):
     assert si(value, unit) == text
+
+
+def test_measured_points_sit_beside_the_family_they_were_measured_on_with_one_legend_entry():
+    families = [hier.family("h100-sxm"), hier.family("cpu-norvig")]
+    measured = [
+        MeasuredPoint("H100 chase", level="device-memory", seconds=230e-9, family="h100-sxm"),
+        MeasuredPoint("H100 triad", level="device-memory", bytes_per_s=3.05e12, family="h100-sxm"),
+        MeasuredPoint("CPU chase", level="host-memory", seconds=210e-9, family="cpu-norvig"),
+    ]
+    fig = ladder_figure(families, measured)
+    traces = [t for t in fig["data"] if _plain(t["name"]).startswith("Measured")]
+    h100 = [t for t in traces if t.get("offsetgroup") == "h100-sxm"]
+    cpu = [t for t in traces if t.get("offsetgroup") == "cpu-norvig"]
+    assert {t["yaxis"] for t in h100} == {"y", "y2"} and [t["yaxis"] for t in cpu] == ["y"]
+    # One legend entry per family, naming it and counting its points.
+    legend = [_plain(t["name"]) for t in traces if t["showlegend"]]
+    assert legend == [
+        "Measured on NVIDIA H100 SXM5 80 GB: 2 points, hover for each",
+        f"Measured on {families[1].name}: 1 point, hover for each",
+    ]
+    # Each family's published marks share the offset group, so the crosses line up beside them.
+    assert any(
+        t.get("offsetgroup") == "h100-sxm" and not _plain(t["name"]).startswith("Measured")
+        for t in fig["data"]
+    )

@@ -140,3 +140,33 @@ def test_the_cpu_sample_has_latency_and_decode_records():
     assert 0 < eager["fraction_of_bound"] <= 1
     levels = {p["level"] for p in latency_ladder_points(doc, family("cpu-norvig"))}
     assert {"l1", "l2"} <= levels
+
+
+def test_h100_latency_against_the_published_ladder(h100):
+    """The table under the Memory hierarchy ladder: README's measured ranges beside the sourced
+    rows (memory_hierarchy.csv: HBM3 611-834 cycles at 1,980 MHz = 309-421 ns)."""
+    from measure.views import latency_comparison_rows
+
+    rows = {r["Level"]: r for r in latency_comparison_rows(h100, family("h100-sxm"))}
+    assert list(rows) == ["L1 cache", "L2 cache", "L2 cache, far partition", "HBM3"]
+    hbm = rows["HBM3"]
+    assert hbm["Published, ns"] == "309–421" and hbm["Published, cycles"] == "611–834"
+    assert hbm["Measured, ns"] == "214–247" and hbm["Working sets"] == "64 MiB–4 GiB"
+    low, high = (float(x) for x in hbm["Measured, cycles"].split("–"))
+    assert 424 <= low <= 425 and 488 <= high <= 490  # README: HBM ≈ 424-489 cycles at 1,980 MHz
+    # The chase reads faster than the published midpoint: (214 + 247) / 2 ÷ (309 + 421) / 2.
+    ratio = float(hbm["Measured ÷ published"].rstrip("×"))
+    assert 0.60 <= ratio <= 0.66
+    assert rows["L2 cache"]["Measured, ns"] == "143"
+    assert latency_comparison_rows(h100, family("a100-80gb-sxm")) == []  # another GPU's ladder
+
+
+def test_cpu_sample_against_norvigs_ladder_keeps_small_numbers_readable():
+    from measure.views import latency_comparison_rows
+
+    rows = {
+        r["Level"]: r for r in latency_comparison_rows(load_sample(_cpu_sample_name()), family("cpu-norvig"))
+    }
+    assert rows["L1 cache"]["Published, ns"] == "0.5"  # Norvig's L1 reference, not "0"
+    assert rows["L1 cache"]["Published, cycles"] == "—"  # a table in ns, no clock
+    assert rows["L1 cache"]["Measured, cycles"] == "—"

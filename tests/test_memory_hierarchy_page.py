@@ -50,3 +50,23 @@ def test_every_number_on_the_ladder_is_listed_with_its_source():
     table = next(df.value for df in at.dataframe if "Source" in df.value.columns)
     assert len(table) == len(hierarchy.family("h100-sxm").levels)
     assert table["Source"].str.startswith("http").all()
+
+
+def test_a_fresh_ladder_shows_the_shipped_h100_measurements_and_why_they_differ():
+    at = open_page(preset="h100-ladder")
+    assert not at.exception
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "Measured" in spec and "pointer chase over 1 GiB" in spec  # the sample's crosses
+    assert any("h100-sxm-80gb.json" in c.value for c in at.caption)  # labelled as a sample
+    tables = [df.value for df in at.dataframe if "Measured ÷ published" in df.value.columns]
+    assert len(tables) == 1
+    hbm = tables[0].set_index("Level").loc["HBM3"]
+    assert hbm["Measured, ns"] == "214–247" and hbm["Published, ns"] == "309–421"
+    assert any("TLB" in m.value for m in at.markdown)  # the explanation beside the table
+
+
+def test_a_gpu_without_a_sample_gets_no_measured_points_or_table():
+    at = open_page(mh_a="a100-80gb-sxm", mh_b="none", mh_view="ladder")
+    assert not at.exception
+    assert "Measured" not in at.get("plotly_chart")[0].proto.spec
+    assert not [df for df in at.dataframe if "Measured ÷ published" in df.value.columns]

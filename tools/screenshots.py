@@ -1,14 +1,14 @@
 """Screenshot pages of the running app in headless Chromium, waiting until each has finished.
 
     python tools/screenshots.py OUT_DIR [PATH_AND_QUERY ...] [--size desktop|projector|phone]
-                                [--present] [--fold]
+                                [--present] [--fold] [--dark]
 
 Starts `streamlit run app.py` on a free port, opens each path (default: every page in the
 navigation), waits until the script has stopped running and no skeleton placeholder is left,
 then saves a PNG: the whole page, or with ``--fold`` only what fits on the first screen.
 Sizes: desktop 1440×900, projector 1280×720, phone 390×844. ``--present`` adds
-``present=true`` to every address (presenter view). Prints pages that show an exception box or
-scroll sideways. Uses Debian's chromium.
+``present=true`` to every address (presenter view); ``--dark`` asks for the dark theme.
+Prints pages that show an exception box or scroll sideways. Uses Debian's chromium.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def main() -> int:
     parser.add_argument("--size", choices=sorted(SIZES), default="desktop")
     parser.add_argument("--present", action="store_true", help="presenter view (?present=true)")
     parser.add_argument("--fold", action="store_true", help="only the first screen, not the whole page")
+    parser.add_argument("--dark", action="store_true", help="a browser that prefers a dark colour scheme")
     args = parser.parse_intermixed_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,9 @@ def main() -> int:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
             # Streamlit scrolls inside the page: a tall viewport captures the whole page.
             tall = height if args.fold else int(os.environ.get("SHOT_HEIGHT", "3600"))
-            page = browser.new_page(viewport={"width": width, "height": tall})
+            page = browser.new_page(
+                viewport={"width": width, "height": tall}, color_scheme="dark" if args.dark else "light"
+            )
             page.on("pageerror", lambda e: problems.append(f"js error: {e}"))
             for path in paths:
                 page.goto(base + path, timeout=90_000, wait_until="domcontentloaded")

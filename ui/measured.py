@@ -104,7 +104,7 @@ def measured_hierarchy_points(
         if level in level_ids and record.get("bytes_per_s") and not record.get("launch_bound"):
             best[level] = max(best.get(level, 0.0), float(record["bytes_per_s"]))
     points = [
-        LadderPoint(label=f"{name}: measured {level}", level=level, bytes_per_s=value)
+        LadderPoint(label=f"{name}: measured {level}", level=level, bytes_per_s=value, family=family.id)
         for level, value in best.items()
     ]
     for point in latency_ladder_points(results, family):
@@ -114,6 +114,7 @@ def measured_hierarchy_points(
                     label=f"{name}: pointer chase over {_binary(point['bytes'])}",
                     level=point["level"],
                     seconds=point["ns"] * 1e-9,
+                    family=family.id,
                 )
             )
     return points

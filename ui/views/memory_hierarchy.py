@@ -11,7 +11,8 @@ from simulators import hierarchy
 from simulators.fit import format_seconds
 from simulators.llm_memory import kv_cache_bytes, weight_bytes
 from ui.chart import show
-from ui.measured import measured_hierarchy_points
+from ui.controls import plain
+from ui.measured import current_results, device_label, measured_hierarchy_points
 from ui.views import View
 from ui.views.common import arrow, as_spec, metric_row, models
 
@@ -88,12 +89,72 @@ def measured_points(fams: list[hierarchy.HardwareFamily]) -> tuple:
     return tuple(point for fam in fams for point in measured_hierarchy_points(fam))
 
 
+# Shipped measurements drawn when the reader has loaded none: a real H100 for the H100 ladder, this
+# project's development machine for the CPU ladder (measure/samples/README.md says how each was taken).
+SAMPLES = ("h100-sxm-80gb.json", "cpu-intel-xeon-2vcpu.json")
+
+
+@st.cache_resource(show_spinner=False)
+def _sample(name: str) -> dict[str, Any]:
+    from measure.samples import load_sample
+
+    return load_sample(name)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sample_points(family_id: str) -> tuple[str, tuple]:
+    """The first shipped sample measured on this family, and its ladder points (or "", ())."""
+    for name in SAMPLES:
+        points = measured_hierarchy_points(families()[family_id], _sample(name))
+        if points:
+            return name, tuple(points)
+    return "", ()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _comparison(family_id: str, name: str):
+    from measure.views import latency_comparison_rows
+
+    rows = latency_comparison_rows(_sample(name), families()[family_id])
+    return arrow(rows) if rows else None
+
+
+def comparison_tables(fams: list[hierarchy.HardwareFamily]) -> list[tuple[str, str, Any]]:
+    """(family name, where the numbers came from, table) of measured against published latency for
+    each shown family: the reader's loaded results where they match it, else a shipped sample."""
+    from measure.views import latency_comparison_rows
+
+    own = current_results()
+    out = []
+    for fam in fams:
+        rows = latency_comparison_rows(own, fam) if own else []
+        if rows:
+            out.append((fam.name, f"your results ({plain(device_label(own))})", arrow(rows)))
+            continue
+        name, _ = sample_points(fam.id)
+        table = _comparison(fam.id, name) if name else None
+        if table is not None:
+            out.append((fam.name, f"the shipped sample `{name}`", table))
+    return out
+
+
 def render_ladder(state, container: Any, key: str) -> None:
     fams = shown(state.values)
     measured = measured_points(fams)
+    if measured:
+        note = "✕ Measured points: the results loaded on the Your hardware page."
+    else:  # nothing loaded: show what real hardware measured, labelled as a sample
+        found = [sample_points(fam.id) for fam in fams]
+        measured = tuple(point for _, points in found for point in points)
+        names = sorted({name for name, points in found if points})
+        note = (
+            "✕ Measured points: the shipped sample "
+            + " and ".join(f"`{n}`" for n in names)
+            + " (measure/samples). Load your own run on the Your hardware page."
+        )
     show(ladder_chart(tuple(f.id for f in fams), measured), key=f"chart-{key}-ladder", container=container)
     if measured:
-        container.caption("◆ Measured points come from the results loaded on the Your hardware page.")
+        container.caption(note)
 
 
 def render_transfer(state, container: Any, key: str) -> None:
