@@ -585,6 +585,64 @@ def measured_prompt_tokens(model: str, measured_with: str = "sdpa") -> float:
     raise ValueError(f"no measured prefill of {model!r} with {measured_with!r}")
 
 
+# ---------------------------------------------------------------------------------- the H100 sample
+# What this project measured on one H100 80GB HBM3 (measure/samples/h100-sxm-80gb.json; its README
+# says how): lessons quote these instead of typing the numbers.
+
+H100_SAMPLE = "h100-sxm-80gb.json"
+
+
+@functools.cache
+def _h100_records() -> tuple[dict[str, Any], ...]:
+    from measure.samples import load_sample
+
+    return tuple(load_sample(H100_SAMPLE)["results"])
+
+
+def _one(kind: str, **match: Any) -> dict[str, Any]:
+    found = [
+        r for r in _h100_records() if r.get("kind") == kind and all(r.get(k) == v for k, v in match.items())
+    ]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} {kind} records match {match} in {H100_SAMPLE}")
+    return found[0]
+
+
+def h100_launch_us(mode: str = "eager") -> float:
+    """Measured cost of one tiny operation on the H100, µs: "eager" PyTorch or inside a "cuda_graph"."""
+    return _one("launch_overhead", mode=mode)["median_s"] * 1e6
+
+
+def h100_bandwidth_gbs(op: str = "triad", nbytes: float | None = None) -> float:
+    """Measured bandwidth on the H100, GB/s (10⁹ bytes/s): ``op`` ("copy", "triad", ...) over the
+    working set nearest ``nbytes`` (the largest when None)."""
+    records = [r for r in _h100_records() if r.get("kind") == "bandwidth" and r.get("op") == op]
+    if not records:
+        raise ValueError(f"no {op!r} bandwidth records in {H100_SAMPLE}")
+    if nbytes is None:
+        record = max(records, key=lambda r: r["bytes"])
+    else:
+        record = min(records, key=lambda r: abs(math.log(r["bytes"] / nbytes)))
+    return record["gb_per_s"]
+
+
+def h100_matmul_tflops(dtype: str = "bfloat16", size: int = 8192) -> float:
+    """Measured square matmul on the H100, TFLOP/s (10¹² FLOP/s): ``dtype`` as torch names it."""
+    return _one("matmul", dtype=dtype, m=size, n=size, k=size)["tflops"]
+
+
+def h100_decode(metric: str = "tok_s", mode: str = "eager", batch: int = 1, cache: str = "static") -> float:
+    """Measured Llama-3.1-8B decode on the H100: ``metric`` "tok_s" (tokens/s over the batch) or
+    "step_ms"; ``mode`` "eager" or "cuda_graph"; ``cache`` "static" (a hand-written loop) or
+    "dynamic" (``generate()``)."""
+    record = _one("decode", mode=mode, batch=batch, cache=cache)
+    if metric == "tok_s":
+        return record["tok_s"]
+    if metric == "step_ms":
+        return record["step_s"] * 1e3
+    raise ValueError(f"metric must be 'tok_s' or 'step_ms', got {metric!r}")
+
+
 def allreduce_factor(n_gpus: int) -> float:
     """Times its buffer each GPU sends in a ring all-reduce over ``n_gpus``: 2(n − 1)/n."""
     return parallelism.bus_bandwidth_factor("all-reduce", int(n_gpus))
