@@ -135,3 +135,20 @@ def test_home_starts_the_course_one_click_away():
     assert not at.exception
     first = next(link.proto for link in at.get("page_link") if link.proto.label.startswith("Lesson 1:"))
     assert f"lesson={LESSONS[0].id}" in first.query_string and "step=1" in first.query_string
+
+
+def test_in_presenter_view_a_step_is_a_slide_words_left_chart_right():
+    lesson = next(item for item in LESSONS if item.id == "memory-hierarchy")
+    number = next(n for n, s in enumerate(lesson.steps, 1) if s.view is not None and s.predict is None)
+    at = open_page(lesson=lesson.id, step=str(number), present="true")
+    assert not at.exception
+    columns = list(at.columns)
+    holding = [i for i, c in enumerate(columns) if c.get("plotly_chart")]
+    assert holding, "the chart sits in a column beside the words"
+    left = columns[holding[0] - 1]  # the outermost column with the chart, and the one before it
+    first_words = " ".join(lesson.steps[number - 1].body.split()[:4])
+    assert not left.get("plotly_chart") and first_words in " ".join(m.value for m in left.markdown)
+    # Outside presenter view the same step flows top to bottom: no column holds the chart.
+    at = open_page(lesson=lesson.id, step=str(number))
+    assert not at.exception and at.get("plotly_chart")
+    assert not [c for c in at.columns if c.get("plotly_chart")]

@@ -237,28 +237,36 @@ def render_step(lesson: Lesson, number: int) -> None:
                 "**You will be able to:**\n" + "\n".join(f"- {objective}" for objective in lesson.objectives)
             )
     st.header(step.title, divider="gray")
-    st.markdown(term_markdown(step.body))
+    # On a projector the step is a slide: the words and the prediction on the left, the chart
+    # large on the right, so one screen holds the step. Elsewhere they follow each other.
+    if is_presenting():
+        words, visual = st.columns([2, 3], gap="large")
+    else:
+        words = visual = st.container()
     predict = step.predict
     quiz_number = sum(
         1 for s in steps[: number - 1] for q in s.questions if q.kind != "predict"
     )  # numbering continues across steps
     unlocked = True
-    if predict is not None:
-        unlocked = _question(lesson, predict, 0)
-        if not unlocked:
-            st.caption(
-                "Reveal the answer to show the chart."
-                if is_presenting()
-                else "Commit a prediction to see the chart and the answer."
-            )
+    with words:
+        st.markdown(term_markdown(step.body))
+        if predict is not None:
+            unlocked = _question(lesson, predict, 0)
+            if not unlocked:
+                st.caption(
+                    "Reveal the answer to show the chart."
+                    if is_presenting()
+                    else "Commit a prediction to see the chart and the answer."
+                )
     if unlocked:
-        _embed(lesson, step)
-        if step.reveal:
-            st.markdown(term_markdown(step.reveal))
-        for question in step.questions:
-            if question.kind != "predict":
-                quiz_number += 1
-                _question(lesson, question, quiz_number)
+        with visual:
+            _embed(lesson, step)
+            if step.reveal:
+                st.markdown(term_markdown(step.reveal))
+            for question in step.questions:
+                if question.kind != "predict":
+                    quiz_number += 1
+                    _question(lesson, question, quiz_number)
     nav = st.columns([1, 1, 3])
     if number > 1:
         nav[0].button(

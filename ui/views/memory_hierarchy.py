@@ -175,9 +175,10 @@ def render_littles(state, container: Any, key: str) -> None:
         container,
         [
             {
-                "label": f"{fam.name}: warps per SM to keep device memory busy",
+                "label": f"{fam.name}: warps per SM",
                 "value": f"{hierarchy.warps_in_flight(fam.level('device-memory'), load):,.0f}",
-                "help": "latency × bandwidth ÷ SMs ÷ (bytes per thread × 32 threads)",
+                "help": "Warps each SM must keep waiting on loads for device memory to run at full "
+                "bandwidth: latency × bandwidth ÷ SMs ÷ (bytes per thread × 32 threads).",
             }
             for fam in gpu_families
             if fam.has_level("device-memory") and fam.level("device-memory").has_latency
