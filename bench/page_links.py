@@ -21,24 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 QUIET_S = 0.3
 
 READY = """(needsChart) => {
@@ -79,6 +67,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
+    from bench.concurrency import start_server
+    from tools.screenshots import ARGS, CHROMIUM
     from ui.controls import first_preset
     from ui.nav import PAGES
 
@@ -87,29 +77,11 @@ def main() -> int:
         preset = first_preset(info)
         path = info.url_path if not info.default else ""
         links.append((info.title, path + (f"?preset={preset['id']}" if preset else ""), bool(info.views)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}/"
     results: dict[str, list[tuple[float, float]]] = {title: [] for title, _, _ in links}
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with start_server(ROOT / "app.py", cwd=ROOT) as server:
+        base = server.url + "/"
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-            )
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             for _ in range(args.rounds):
                 for title, path, needs_chart in links:
                     context = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -130,8 +102,6 @@ def main() -> int:
                 results[title].append((seconds, _cpu_seconds(server.pid) - cpu))
             context.close()
             browser.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
     print(f"{os.cpu_count()} cores; navigation to a finished page (chart drawn), a fresh browser each visit")
     header = "".join(f"{f'fresh, round {r + 1}':>18}" for r in range(args.rounds)) + f"{'same browser':>18}"
     print(f"{'page (first preset)':48}{header}")

@@ -22,14 +22,9 @@ plot, no label over another, titles clear of the mode bar, nothing clipped at an
 from __future__ import annotations
 
 import importlib
-import os
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,49 +100,18 @@ def render() -> None:
             st.plotly_chart(spec, config=CONFIG, width="stretch", key=f"chart-{index}")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def shoot(out: Path, only: str = "", old: bool = False) -> int:
     """Start Streamlit on this file and save one PNG per chart at each size (see the docstring)."""
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(Path(__file__).resolve()),
-            "--server.port",
-            str(port),
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}/"
+    from bench.concurrency import start_server
+    from tools.screenshots import ARGS, CHROMIUM
+
     problems: list[str] = []
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with start_server(Path(__file__).resolve(), cwd=ROOT) as server:
+        base = server.url + "/"
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"]
-            )
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             for size_name, (viewport, scale) in SIZES.items():
                 folder = out / size_name
                 folder.mkdir(parents=True, exist_ok=True)
@@ -174,8 +138,6 @@ def shoot(out: Path, only: str = "", old: bool = False) -> int:
                     print(path)
                 page.close()
             browser.close()
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
     print("\n".join(problems) or "no exceptions shown")
     return 1 if problems else 0
 

@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-STREAMLIT = [sys.executable, "-m", "streamlit", "run", "app.py"]
+CHROMIUM = "/usr/bin/chromium"  # Debian's chromium: `playwright install` cannot download browsers here
+# The flags every headless Chromium of this project runs with (screenshots, chart gallery, page_links).
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -60,6 +57,7 @@ def main() -> int:
 
     from playwright.sync_api import sync_playwright
 
+    from bench.concurrency import start_server
     from ui.nav import PAGES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -76,27 +74,11 @@ def main() -> int:
     if args.present:
         paths = [p + ("&" if "?" in p else "?") + "present=true" for p in paths]
     width, height = SIZES[args.size]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [*STREAMLIT, "--server.port", str(port), "--server.headless", "true"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}/"
     problems = []
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with start_server(ROOT / "app.py", cwd=ROOT) as server:
+        base = server.url + "/"
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             # Streamlit scrolls inside the page: a tall viewport captures the whole page.
             tall = height if args.fold else int(os.environ.get("SHOT_HEIGHT", "3600"))
             page = browser.new_page(
@@ -117,8 +99,6 @@ def main() -> int:
                     problems.append(f"{name}: scrolls sideways by {overflow} px")
                 print(out / f"{name}.png")
             browser.close()
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
     print("\n".join(problems) or "no exceptions shown")
     return 1 if problems else 0
 
