@@ -139,7 +139,13 @@ def inference_gb(
     n_gpus: int = 1,
 ) -> float:
     """Memory per GPU to serve the model (Will it fit?'s total), GB."""
-    result = fit.inference(
+    return _inference(model, gpu, weight_fmt, kv_fmt, batch, context, n_gpus).memory.total_bytes / 1e9
+
+
+def _inference(
+    model: str, gpu: str, weight_fmt: str, kv_fmt: str, batch: int, context: int, n_gpus: int
+) -> fit.FitResult:
+    return fit.inference(
         _model(model),
         _gpu(gpu),
         weight_fmt=weight_fmt,
@@ -148,7 +154,6 @@ def inference_gb(
         context=int(context),
         n_gpus=int(n_gpus),
     )
-    return result.memory.total_bytes / 1e9
 
 
 def _decode(model: str, gpu: str, batch: int, context: int, weight_fmt: str, kv_fmt: str, n_gpus: int):
@@ -232,19 +237,19 @@ def training_gb(
     lora_rank: int = 16,
 ) -> float:
     """Memory per GPU for one training step (Will it fit?'s total), GB."""
-    result = fit.training(
-        _model(model),
-        _gpu(gpu),
+    return training_part_gb(
+        model,
+        "total",
+        gpu,
         task=task,
-        recipe=recipe,
-        seq=int(seq),
-        micro_batch=int(micro_batch),
-        n_gpus=int(n_gpus),
-        zero_stage=int(zero_stage),
+        seq=seq,
+        micro_batch=micro_batch,
+        n_gpus=n_gpus,
+        zero_stage=zero_stage,
         recompute=recompute,
-        lora_rank=int(lora_rank),
+        lora_rank=lora_rank,
+        recipe=recipe,
     )
-    return result.memory.total_bytes / 1e9
 
 
 def recipe_bytes_per_param(recipe: str = "mixed-adam-16") -> float:
@@ -397,16 +402,7 @@ def inference_part_gb(
 ) -> float:
     """One part of Will it fit?'s inference memory per GPU ("weights", "kv_cache", "activations",
     "overhead"), GB."""
-    result = fit.inference(
-        _model(model),
-        _gpu(gpu),
-        weight_fmt=weight_fmt,
-        kv_fmt=kv_fmt,
-        batch=int(batch),
-        context=int(context),
-        n_gpus=int(n_gpus),
-    )
-    return result.memory.get(part) / 1e9
+    return _inference(model, gpu, weight_fmt, kv_fmt, batch, context, n_gpus).memory.get(part) / 1e9
 
 
 def engine_pool_tokens(
@@ -589,12 +585,10 @@ def measured_prompt_tokens(model: str, measured_with: str = "sdpa") -> float:
 # What this project measured on one H100 80GB HBM3 (measure/samples/h100-sxm-80gb.json; its README
 # says how): lessons quote these instead of typing the numbers.
 
-H100_SAMPLE = "h100-sxm-80gb.json"
-
 
 @functools.cache
 def _h100_records() -> tuple[dict[str, Any], ...]:
-    from measure.samples import load_sample
+    from measure.samples import H100_SAMPLE, load_sample
 
     return tuple(load_sample(H100_SAMPLE)["results"])
 
@@ -604,7 +598,7 @@ def _one(kind: str, **match: Any) -> dict[str, Any]:
         r for r in _h100_records() if r.get("kind") == kind and all(r.get(k) == v for k, v in match.items())
     ]
     if len(found) != 1:
-        raise ValueError(f"{len(found)} {kind} records match {match} in {H100_SAMPLE}")
+        raise ValueError(f"{len(found)} {kind} records match {match} in the H100 sample")
     return found[0]
 
 
@@ -618,7 +612,7 @@ def h100_bandwidth_gbs(op: str = "triad", nbytes: float | None = None) -> float:
     working set nearest ``nbytes`` (the largest when None)."""
     records = [r for r in _h100_records() if r.get("kind") == "bandwidth" and r.get("op") == op]
     if not records:
-        raise ValueError(f"no {op!r} bandwidth records in {H100_SAMPLE}")
+        raise ValueError(f"no {op!r} bandwidth records in the H100 sample")
     if nbytes is None:
         record = max(records, key=lambda r: r["bytes"])
     else:

@@ -12,18 +12,17 @@ from typing import Any
 
 import streamlit as st
 
+from measure.samples import H100_SAMPLE
 from ui.controls import plain, prose
-from ui.measured import current_results, decode_gap_rows, device_label
+from ui.measured import current_results, decode_gap_rows, device_label, shipped_sample
 from ui.views.common import arrow
 
-GPU_SAMPLE = "h100-sxm-80gb.json"
+GPU_SAMPLE = H100_SAMPLE
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
 def _sample_rows(name: str):
-    from measure.samples import load_sample
-
-    return arrow(decode_gap_rows(load_sample(name)))
+    return arrow(decode_gap_rows(shipped_sample(name)))
 
 
 def decode_gap(text: str, container: Any = None) -> None:

@@ -26,6 +26,15 @@ def current_results() -> dict[str, Any] | None:
     return results if isinstance(results, dict) else None
 
 
+@st.cache_resource(show_spinner=False)
+def shipped_sample(name: str) -> dict[str, Any]:
+    """A shipped sample (``measure.samples``), validated once per process and shared read-only by
+    every session: callers draw from it and never change it."""
+    from measure.samples import load_sample
+
+    return load_sample(name)
+
+
 def safe_text(value: object, limit: int = 80) -> str:
     """Text from a results file, safe inside chart labels: Plotly draws a few HTML tags (links,
     styles) in text, so <, > and & are escaped; long names are cut."""

@@ -13,6 +13,9 @@ from typing import Any
 from measure.results import load_results
 
 SAMPLES_DIR = Path(__file__).resolve().parent
+# The runs the pages quote when the reader has loaded none (README.md here: how each was taken).
+H100_SAMPLE = "h100-sxm-80gb.json"  # one H100 80GB HBM3 SXM
+CPU_SAMPLE = "cpu-intel-xeon-2vcpu.json"  # the development machine, with latency and decode records
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ from typing import Any
 import streamlit as st
 
 from charts.hierarchy import ladder_figure, littles_law_figure, placement_figure, transfer_time_figure
+from measure.samples import CPU_SAMPLE, H100_SAMPLE
 from simulators import hierarchy
 from simulators.fit import format_seconds
 from simulators.llm_memory import kv_cache_bytes, weight_bytes
 from ui.chart import show
 from ui.controls import plain
-from ui.measured import current_results, device_label, measured_hierarchy_points
+from ui.measured import current_results, device_label, measured_hierarchy_points, shipped_sample
 from ui.views import View
 from ui.views.common import arrow, as_spec, metric_row, models
 
@@ -91,21 +92,14 @@ def measured_points(fams: list[hierarchy.HardwareFamily]) -> tuple:
 
 # Shipped measurements drawn when the reader has loaded none: a real H100 for the H100 ladder, this
 # project's development machine for the CPU ladder (measure/samples/README.md says how each was taken).
-SAMPLES = ("h100-sxm-80gb.json", "cpu-intel-xeon-2vcpu.json")
-
-
-@st.cache_resource(show_spinner=False)
-def _sample(name: str) -> dict[str, Any]:
-    from measure.samples import load_sample
-
-    return load_sample(name)
+SAMPLES = (H100_SAMPLE, CPU_SAMPLE)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def sample_points(family_id: str) -> tuple[str, tuple]:
     """The first shipped sample measured on this family, and its ladder points (or "", ())."""
     for name in SAMPLES:
-        points = measured_hierarchy_points(families()[family_id], _sample(name))
+        points = measured_hierarchy_points(families()[family_id], shipped_sample(name))
         if points:
             return name, tuple(points)
     return "", ()
@@ -115,7 +109,7 @@ def sample_points(family_id: str) -> tuple[str, tuple]:
 def _comparison(family_id: str, name: str):
     from measure.views import latency_comparison_rows
 
-    rows = latency_comparison_rows(_sample(name), families()[family_id])
+    rows = latency_comparison_rows(shipped_sample(name), families()[family_id])
     return arrow(rows) if rows else None
 
 
