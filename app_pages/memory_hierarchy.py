@@ -37,9 +37,10 @@ with layout.advanced:
 state.sync_out()
 
 view.VIEWS[chosen].render(state, layout.main, "mh")
+fams = view.shown(state.values)
 with layout.main:
     prose(page.section(SECTION_TEXT[chosen]))
-    compared = view.comparison_tables(view.shown(state.values)) if chosen == "ladder" else []
+    compared = view.comparison_tables(fams) if chosen == "ladder" else []
     if compared:
         with st.expander("Measured against published latency: why they differ"):
             for name, origin, table in compared:
@@ -49,7 +50,6 @@ with layout.main:
 notice_box(page.section("notice"), layout.notice)
 
 with layout.more:
-    fams = view.shown(state.values)
     tables = {f.id: view.tables(f.id, state["mh_load"]) for f in fams}
     if chosen == "ladder":
         with st.expander("The numbers behind the ladder, with their sources"):
