@@ -8,7 +8,7 @@ import pandas  # noqa: F401  imported once here: two sessions' first st.datafram
 import streamlit as st
 
 from ui.housekeeping import collect_now_and_then
-from ui.nav import PAGES
+from content.pages import PAGES
 from ui.presenter import is_presenting, presenter_toggle
 from ui.search_box import sidebar_search
 

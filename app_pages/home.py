@@ -9,7 +9,7 @@ from glossary import load_terms, terms_by_id
 from lessons import outline
 from ui.controls import first_preset, term_markdown
 from ui.lesson_view import LESSONS_PAGE, step_link
-from ui.nav import GLOSSARY, PAGES
+from content.pages import GLOSSARY, PAGES
 
 page = load_page("home")
 by_id = terms_by_id()

@@ -7,7 +7,7 @@ import streamlit as st
 from content import load_page
 from ui.controls import prose
 from ui.layout import notice_box, simulator_layout
-from ui.schema import params_for
+from content.schema import params_for
 from ui.state import PageState
 from ui.views import memory_hierarchy as view
 

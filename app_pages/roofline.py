@@ -8,7 +8,7 @@ from content import load_page
 from ui.controls import prose
 from ui.decode_gap import decode_gap
 from ui.layout import notice_box, simulator_layout
-from ui.schema import params_for
+from content.schema import params_for
 from ui.state import PageState
 from ui.views.roofline import render_decode_batch, render_roofline
 

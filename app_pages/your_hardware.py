@@ -21,7 +21,7 @@ from ui.chart import show
 from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
 from ui.measured import RESULTS_KEY, current_results
-from ui.schema import params_for
+from content.schema import params_for
 from ui.state import PageState
 from ui.views import your_hardware as view
 from ui.views.common import as_spec

@@ -32,8 +32,8 @@ joined by commas, booleans ``true``/``false``): a session picks a preset and sen
 parameters and ``preset=<id>``, with one parameter moved to another value seen among that page's
 presets (a number seen once is doubled or halved); ``preset=X&key=value`` opens the preset with that
 control moved (ui/state.py). Widgets Streamlit itself binds to the URL (``query_param_key``) are
-preferred when a page reports some. The glossary page opens a random term (``ui.nav.term_href``) or the
-list; the home page reruns as is. Session i gets page i mod n of ``ui.nav.PAGES``, pages with
+preferred when a page reports some. The glossary page opens a random term (``content.pages.term_href``) or the
+list; the home page reruns as is. Session i gets page i mod n of ``content.pages.PAGES``, pages with
 presets (the simulators) first; ``--pages`` keeps some. Under the table, "came back at another
 value" counts moves that the server's returned URL contradicts.
 
@@ -373,13 +373,13 @@ class PagePlan:
 
 
 def page_plans() -> list[PagePlan]:
-    """One plan per page of ``ui.nav.PAGES`` in their order, from the presets in ``content/<page>.md``."""
+    """One plan per page of ``content.pages.PAGES`` in their order, from the presets in ``content/<page>.md``."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     import frontmatter
 
-    from ui.nav import GLOSSARY, PAGES, term_href
-    from ui.schema import page_params
+    from content.pages import GLOSSARY, PAGES, term_href
+    from content.schema import page_params
 
     plans = []
     for info in PAGES:

@@ -70,7 +70,7 @@ def main() -> int:
     from bench.concurrency import start_server
     from tools.screenshots import ARGS, CHROMIUM
     from ui.controls import first_preset
-    from ui.nav import PAGES
+    from content.pages import PAGES
 
     links = []
     for info in PAGES:

@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--reruns", type=int, default=30)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from ui.nav import PAGES
+    from content.pages import PAGES
 
     with tempfile.TemporaryDirectory() as tmp:
         trivial = Path(tmp) / "trivial.py"

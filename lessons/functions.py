@@ -43,6 +43,15 @@ def peak_tflops(gpu: str, dtype: str = "bf16") -> float:
     return _gpu(gpu).peak_flops(dtype) / 1e12
 
 
+def has_peak(gpu: str, dtype: str = "bf16") -> float:
+    """1 when the catalog has a sourced dense peak for ``dtype`` on ``gpu``, else 0 (for ``require:``)."""
+    try:
+        _gpu(gpu).peak_flops(dtype)
+    except ValueError:
+        return 0
+    return 1
+
+
 def bandwidth_tbs(gpu: str) -> float:
     """Device-memory bandwidth, TB/s (10¹² bytes/s), from the datasheet."""
     return _gpu(gpu).memory_bandwidth_bytes_per_s / 1e12
@@ -737,4 +746,53 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
     name: value
     for name, value in list(globals().items())
     if callable(value) and not name.startswith("_") and getattr(value, "__module__", "") == __name__
+}
+
+# ---------------------------------------------------------------------------------- names as text
+# A question asked on other inputs names them in its prompt: ``{{ gpu_name(gpu) }}``.
+
+_DTYPE_NAMES = {
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "bf16": "BF16",
+    "fp16": "FP16",
+    "fp8": "FP8",
+    "int8": "INT8",
+    "fp8_e4m3": "FP8 E4M3",
+    "fp8_e5m2": "FP8 E5M2",
+    "int4": "INT4",
+    "int3": "INT3",
+    "int2": "INT2",
+    "nf4": "NF4",
+    "mxfp4": "MXFP4",
+}
+
+
+def gpu_name(gpu: str) -> str:
+    """The accelerator's name as the catalog prints it (e.g. "H200 SXM")."""
+    return _gpu(gpu).name
+
+
+def model_name(model: str) -> str:
+    """The model preset's name (e.g. "Llama 3 8B")."""
+    return get_model_preset(model).name
+
+
+def dtype_name(dtype: str) -> str:
+    """A number format's usual spelling (``"fp8_e4m3"`` → "FP8 E4M3")."""
+    if dtype not in _DTYPE_NAMES:
+        raise ValueError(f"unknown format {dtype!r}")
+    return _DTYPE_NAMES[dtype]
+
+
+def link_name(link: str) -> str:
+    """An interconnect's name (e.g. "PCIe 5.0 x16")."""
+    return get_interconnect(link).name
+
+
+LABELS: dict[str, Callable[..., str]] = {
+    "gpu_name": gpu_name,
+    "model_name": model_name,
+    "dtype_name": dtype_name,
+    "link_name": link_name,
 }

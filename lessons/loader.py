@@ -1,7 +1,8 @@
 """Read ``lessons/NN-<id>.md`` into validated ``Lesson``s.
 
-A lesson file is Markdown with YAML front matter (``id``, ``title``, ``minutes``, ``objectives``,
-``prerequisites``, ``terms``). Each ``## <title>`` heading starts a step. Inside a step, prose may
+A lesson file is Markdown with YAML front matter (``id``, ``title``, ``objectives``,
+``prerequisites``, ``terms``); its minutes are computed from its words, questions and views
+(``step_minutes``). Each ``## <title>`` heading starts a step. Inside a step, prose may
 hold ``[[term-id]]`` links and ``{{ expr :fmt }}`` numbers, where ``expr`` may call the model
 functions of ``lessons/functions.py``; fenced blocks add structure:
 
@@ -28,19 +29,24 @@ file, the step and the field.
 from __future__ import annotations
 
 import functools
+import hashlib
+import itertools
+import math
+import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import frontmatter
 import yaml
 
 from content import CONTENT_DIR, TERM_LINK, load_page
 from glossary import terms_by_id
-from glossary.calc import CalcError, evaluate, render
-from lessons.functions import FUNCTIONS
+from glossary.calc import CALC_PATTERN, CalcError, evaluate, render
+from lessons.functions import FUNCTIONS, LABELS
 from lessons.model import Lesson, LessonError, Option, Question, Step, View
 
 LESSONS_DIR = Path(__file__).resolve().parent
@@ -48,6 +54,7 @@ FILE_NAME = re.compile(r"^(\d\d)-([a-z0-9-]+)\.md$")
 _STEP = re.compile(r"^## +(.+?) *$", re.MULTILINE)
 _BLOCK = re.compile(r"^```(view|question)[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # A number typed into an option (not inside {{ }}, not part of a name like H100, FP8 or 70B).
 _TYPED_NUMBER = re.compile(r"(?<![\w.{])(\d[\d,]*(?:\.\d+)?)(?![\w])")
 OBJECTIVE_VERBS = frozenset(
@@ -94,7 +101,19 @@ OBJECTIVE_VERBS = frozenset(
         "Work",
     )
 )
-QUESTION_FIELDS = {"id", "kind", "prompt", "options", "answer", "tolerance", "unit", "explanation"}
+QUESTION_FIELDS = {
+    "id",
+    "kind",
+    "given",
+    "require",
+    "prompt",
+    "options",
+    "answer",
+    "tolerance",
+    "unit",
+    "explanation",
+    "fixed",
+}
 VIEW_FIELDS = {"page", "view", "preset", "controls", "caption"}
 
 
@@ -109,10 +128,12 @@ class _Where:
         return LessonError(f"{where}, field {field}: {problem}")
 
 
-def _render(text: str, where: _Where, field: str) -> str:
+def _render(
+    text: str, where: _Where, field: str, names: Mapping[str, Any] | None = None
+) -> str:
     """Computed numbers in ``text``; unknown term ids are an error."""
     try:
-        out = render(text, FUNCTIONS)
+        out = render(text, FUNCTIONS, names, LABELS)
     except CalcError as exc:
         raise where.error(field, str(exc)) from None
     known = terms_by_id()
@@ -131,13 +152,13 @@ def _linked_terms(*texts: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _number(value: Any, where: _Where, field: str) -> float:
+def _number(value: Any, where: _Where, field: str, names: Mapping[str, Any] | None = None) -> float:
     if isinstance(value, bool):
         raise where.error(field, "must be a number or an expression")
     if isinstance(value, (int, float)):
         return float(value)
     try:
-        return float(evaluate(str(value), FUNCTIONS))
+        return float(evaluate(str(value), FUNCTIONS, names))
     except CalcError as exc:
         raise where.error(field, str(exc)) from None
 
@@ -152,7 +173,93 @@ def _check_option_text(text: str, where: _Where, field: str) -> None:
             )
 
 
-def _question(raw: Any, where: _Where) -> Question:
+def _combinations(raw: dict, where: _Where, qid: str) -> list[dict[str, Any]]:
+    """The question's input combinations, the one the lesson shows first.
+
+    ``given`` is a mapping of input name → list of values (every combination of them), or a list
+    of mappings (exactly these combinations). ``require`` is an expression every kept
+    combination must make true (non-zero).
+    """
+    given = raw.get("given")
+    field = f"question {qid}.given"
+    if given is None:
+        if "require" in raw:
+            raise where.error(f"question {qid}.require", "needs inputs: add given")
+        return [{}]
+    if isinstance(given, dict):
+        names = list(given)
+        lists = []
+        for name in names:
+            values = given[name]
+            if not isinstance(values, list) or not values:
+                raise where.error(field, f"{name}: a list of values is required")
+            lists.append(values)
+        combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*lists)]
+    elif isinstance(given, list) and given and all(isinstance(c, dict) for c in given):
+        names = list(given[0])
+        combos = [dict(c) for c in given]
+        for combo in combos:
+            if list(combo) != names:
+                raise where.error(field, f"every combination names the same inputs ({', '.join(names)})")
+    else:
+        raise where.error(field, "must map each input to a list of values, or list combinations")
+    for name in names:
+        if not _NAME.match(str(name)) or name in FUNCTIONS or name in LABELS:
+            raise where.error(field, f"{name!r} is not a usable input name")
+    for combo in combos:
+        for name, value in combo.items():
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise where.error(field, f"{name}: {value!r} must be an id or a number")
+    if len({tuple(c.items()) for c in combos}) != len(combos):
+        raise where.error(field, "two combinations are the same")
+    require = raw.get("require")
+    if require is not None:
+        kept = []
+        for combo in combos:
+            try:
+                ok = evaluate(str(require), FUNCTIONS, combo)
+            except CalcError as exc:
+                raise where.error(f"question {qid}.require", f"with {combo}: {exc}") from None
+            if ok:
+                kept.append(combo)
+        if not kept or kept[0] != combos[0]:
+            raise where.error(
+                f"question {qid}.require", "the first combination (the one the lesson shows) must pass it"
+            )
+        combos = kept
+    return combos
+
+
+_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\(")
+
+
+def _calls_models(raw: dict) -> bool:
+    """Whether the prompt, options or answer take a number from the model functions."""
+    texts = [str(raw.get("prompt") or ""), str(raw.get("answer") or "")]
+    texts += [str(o.get("text", "")) for o in raw.get("options") or [] if isinstance(o, dict)]
+    return any(m.group(1) in FUNCTIONS for text in texts for m in _CALL.finditer(text))
+
+
+def _fixed(raw: dict, where: _Where, qid: str) -> str:
+    reason = raw.get("fixed")
+    if reason is None:
+        return ""
+    if not isinstance(reason, str) or len(reason.split()) < 3:
+        raise where.error(f"question {qid}.fixed", "say in a sentence why it has no other inputs")
+    if raw.get("given") is not None:
+        raise where.error(f"question {qid}.fixed", "a question with given inputs is not fixed")
+    return reason.strip()
+
+
+def _shuffled(options: list[Option], answer: int, seed: str) -> tuple[tuple[Option, ...], int]:
+    """Options in an order fixed by ``seed`` (the question and its inputs); the right one moves."""
+    order = list(range(len(options)))
+    random.Random(hashlib.sha256(seed.encode()).hexdigest()).shuffle(order)
+    return tuple(options[i] for i in order), order.index(answer)
+
+
+def _question(raw: Any, where: _Where, lesson_id: str = "") -> Question:
+    """The question as a lesson shows it; its variants are built when first asked for."""
     if not isinstance(raw, dict):
         raise where.error("question", "must be a YAML mapping")
     unknown = set(raw) - QUESTION_FIELDS
@@ -161,13 +268,41 @@ def _question(raw: Any, where: _Where) -> Question:
     qid = str(raw.get("id", ""))
     if not _ID.match(qid):
         raise where.error("question.id", f"{qid!r} must be lowercase letters, digits and hyphens")
+    combos = _combinations(raw, where, qid)
+    built: list[Question] = []
+    context = _Where(where.file)
+    context.step = where.step
+
+    def build_all() -> tuple[Question, ...]:
+        if len(built) < len(combos):
+            built[:] = [_question_on(raw, context, lesson_id, combo, build_all) for combo in combos]
+        return tuple(built)
+
+    first = _question_on(raw, where, lesson_id, combos[0], build_all if len(combos) > 1 else None)
+    built.append(first)
+    return first
+
+
+def _question_on(
+    raw: dict,
+    where: _Where,
+    lesson_id: str,
+    names: dict[str, Any],
+    build: Any,
+) -> Question:
+    qid = str(raw["id"])
+    inputs = tuple(names.items())
+    if names:
+        shown = ", ".join(f"{k}={v}" for k, v in inputs)
+        where = _Where(where.file)
+        where.step = f"{where.step} ({shown})" if where.step else shown
     kind = raw.get("kind")
     if kind not in ("choice", "number", "predict"):
         raise where.error(f"question {qid}.kind", f"{kind!r} must be choice, number or predict")
-    prompt = _render(str(raw.get("prompt") or ""), where, f"question {qid}.prompt")
+    prompt = _render(str(raw.get("prompt") or ""), where, f"question {qid}.prompt", names)
     if not prompt.strip():
         raise where.error(f"question {qid}.prompt", "is missing")
-    explanation = _render(str(raw.get("explanation") or ""), where, f"question {qid}.explanation")
+    explanation = _render(str(raw.get("explanation") or ""), where, f"question {qid}.explanation", names)
     if not explanation.strip():
         raise where.error(f"question {qid}.explanation", "is missing: every question explains its answer")
     raw_options = raw.get("options") or []
@@ -179,8 +314,9 @@ def _question(raw: Any, where: _Where) -> Question:
         _check_option_text(str(item["text"]), where, field + ".text")
         options.append(
             Option(
-                text=_render(str(item["text"]), where, field + ".text"),
-                feedback=_render(str(item.get("feedback") or ""), where, field + ".feedback"),
+                text=_render(str(item["text"]), where, field + ".text", names),
+                feedback=_render(str(item.get("feedback") or ""), where, field + ".feedback", names),
+                origin=i,
             )
         )
     numeric = kind == "number" or (kind == "predict" and not options)
@@ -189,8 +325,8 @@ def _question(raw: Any, where: _Where) -> Question:
             raise where.error(f"question {qid}.options", "a number question has no options")
         if "answer" not in raw:
             raise where.error(f"question {qid}.answer", "is missing")
-        answer = _number(raw["answer"], where, f"question {qid}.answer")
-        if not answer or answer != answer:
+        answer = _number(raw["answer"], where, f"question {qid}.answer", names)
+        if not answer or answer != answer or math.isinf(answer):
             raise where.error(f"question {qid}.answer", f"evaluates to {answer}: not a usable answer")
         tolerance = raw.get("tolerance")
         if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not 0 < tolerance < 0.5:
@@ -210,10 +346,18 @@ def _question(raw: Any, where: _Where) -> Question:
             unit,
             explanation,
             _linked_terms(explanation, prompt),
+            inputs,
+            lesson_id,
+            _calls_models(raw),
+            _fixed(raw, where, qid),
+            build,
         )
     if len(options) < 2:
         raise where.error(f"question {qid}.options", "a choice needs at least two options")
     answer = raw.get("answer")
+    if isinstance(answer, str):  # the right option depends on the inputs: an expression
+        answer = _number(answer, where, f"question {qid}.answer", names)
+        answer = int(answer) if float(answer).is_integer() else -1
     if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
         raise where.error(
             f"question {qid}.answer", f"must be the index of the right option (0–{len(options) - 1})"
@@ -226,22 +370,64 @@ def _question(raw: Any, where: _Where) -> Question:
     if len({o.text for o in options}) != len(options):
         raise where.error(f"question {qid}.options", "two options have the same text")
     feedback = "\n".join(o.feedback for o in options)
+    shuffled, answer = _shuffled(options, answer, f"{lesson_id}/{qid}?{urlencode(inputs)}")
     return Question(
         qid,
         kind,
         prompt,
-        tuple(options),
+        shuffled,
         answer,
         0.0,
         "",
         explanation,
         _linked_terms(explanation, prompt, feedback),
+        inputs,
+        lesson_id,
+        _calls_models(raw),
+        _fixed(raw, where, qid),
+        build,
     )
+
+
+READING_WORDS_PER_MINUTE = 150  # technical prose with numbers, read to understand, not skimmed
+MINUTES_PER_CHOICE = 1.5  # read the options, choose, read the feedback and explanation
+MINUTES_PER_NUMBER = 2.5  # work a number out (often on paper), then read the explanation
+MINUTES_PER_VIEW = 1.0  # read a chart and move its controls
+
+
+def step_minutes(text: str) -> float:
+    """Minutes a learner needs for one step's raw text: its words at a reading pace, plus time
+    for each question (more for a number to work out) and each live view."""
+    minutes = 0.0
+    words = 0
+    position = 0
+    for match in _BLOCK.finditer(text):
+        words += _words(text[position : match.start()])
+        position = match.end()
+        if match.group(1) == "view":
+            minutes += MINUTES_PER_VIEW
+            continue
+        try:
+            raw = yaml.safe_load(match.group(2))
+        except yaml.YAMLError:
+            continue  # parse_lesson_file reports it
+        if not isinstance(raw, dict):
+            continue
+        options = raw.get("options") or []
+        minutes += MINUTES_PER_CHOICE if options else MINUTES_PER_NUMBER
+        words += _words(str(raw.get("prompt") or "")) + _words(str(raw.get("explanation") or ""))
+        words += sum(_words(str(o.get("text", ""))) for o in options if isinstance(o, dict))
+    words += _words(text[position:])
+    return minutes + words / READING_WORDS_PER_MINUTE
+
+
+def _words(text: str) -> int:
+    return len(CALC_PATTERN.sub(" n ", text).split())
 
 
 @functools.cache
 def _page_presets(page: str) -> dict[str, dict]:
-    from ui.nav import PAGES
+    from content.pages import PAGES
 
     info = next(p for p in PAGES if p.url_path == page)
     name = info.file.stem
@@ -251,8 +437,8 @@ def _page_presets(page: str) -> dict[str, dict]:
 
 
 def _view(raw: Any, where: _Where) -> View:
-    from ui.nav import PAGES
-    from ui.schema import page_params
+    from content.pages import PAGES
+    from content.schema import page_params
 
     if not isinstance(raw, dict):
         raise where.error("view", "must be a YAML mapping")
@@ -286,7 +472,7 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "step"
 
 
-def _step(title: str, text: str, where: _Where) -> Step:
+def _step(title: str, text: str, where: _Where, lesson_id: str = "") -> Step:
     where.step = title
     body_parts: list[str] = []
     reveal_parts: list[str] = []
@@ -308,7 +494,7 @@ def _step(title: str, text: str, where: _Where) -> Step:
                 raise where.error("view", "a step holds at most one view")
             view = _view(raw, where)
         else:
-            question = _question(raw, where)
+            question = _question(raw, where, lesson_id)
             if question.kind == "predict":
                 if seen_predict:
                     raise where.error("question", "a step holds at most one predict question")
@@ -353,9 +539,8 @@ def parse_lesson_file(path: Path) -> Lesson:
     title = str(meta.get("title") or "").strip()
     if not title:
         raise where.error("title", "is missing")
-    minutes = meta.get("minutes")
-    if not isinstance(minutes, int) or not 10 <= minutes <= 20:
-        raise where.error("minutes", f"{minutes!r} must be a whole number from 10 to 20")
+    if "minutes" in meta:
+        raise where.error("minutes", "is computed from the lesson's words, questions and views: remove it")
     objectives = _strings(meta.get("objectives"), where, "objectives")
     if not 3 <= len(objectives) <= 5:
         raise where.error("objectives", f"{len(objectives)} given: 3 to 5 are required")
@@ -372,7 +557,8 @@ def parse_lesson_file(path: Path) -> Lesson:
     parts = _STEP.split(post.content)
     if parts[0].strip():
         raise where.error("body", "text before the first '## step' heading")
-    steps = [_step(t, body, where) for t, body in zip(parts[1::2], parts[2::2], strict=True)]
+    steps = [_step(t, body, where, lesson_id) for t, body in zip(parts[1::2], parts[2::2], strict=True)]
+    per_step = tuple(step_minutes(body) for body in parts[2::2])
     where.step = ""
     if not 4 <= len(steps) <= 10:
         raise where.error("steps", f"{len(steps)} steps: a lesson has 4 to 10")
@@ -393,13 +579,14 @@ def parse_lesson_file(path: Path) -> Lesson:
     return Lesson(
         lesson_id,
         title,
-        minutes,
+        math.ceil(sum(per_step)),
         objectives,
         prerequisites,
         terms,
         tuple(steps),
         number=int(match.group(1)),
         file=path.name,
+        step_minutes=per_step,
     )
 
 
@@ -456,7 +643,7 @@ def _outline(directory: str) -> tuple[Outline, ...]:
                 id=str(post.metadata.get("id", match.group(2))),
                 number=int(match.group(1)),
                 title=str(post.metadata.get("title", "")),
-                minutes=int(post.metadata.get("minutes") or 0),
+                minutes=math.ceil(sum(step_minutes(body) for body in parts[2::2])),
                 terms=tuple(post.metadata.get("terms") or ()),
                 step_terms=tuple(
                     frozenset(m.group(1) for m in TERM_LINK.finditer(body)) for body in parts[2::2]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlencode
 
 QuestionKind = Literal["choice", "number", "predict"]
+Input = tuple[str, str | int | float]  # one input of a question: ("gpu", "h200-sxm"), ("batch", 64)
 
 
 class LessonError(ValueError):
@@ -19,6 +22,7 @@ class Option:
 
     text: str
     feedback: str = ""
+    origin: int = 0  # its position as written: the same misconception in every variant and shuffle
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,11 @@ class Question:
 
     A ``predict`` question is asked before its step's view and reveal text are shown: with
     ``options`` it is graded like a choice, without them like a number.
+
+    Options are shown in a shuffled order, fixed per question and variant; ``answer`` indexes the
+    shuffled tuple and each option's ``origin`` says where it was written. A question whose
+    numbers come from inputs (``given:`` in its block) has ``inputs`` and can be re-asked on
+    others: ``variants()``.
     """
 
     id: str
@@ -51,10 +60,41 @@ class Question:
     unit: str = ""
     explanation: str = ""
     terms: tuple[str, ...] = ()  # glossary ids the explanation links (for "what to review")
+    inputs: tuple[Input, ...] = ()  # this variant's inputs, in the order the block gives them
+    lesson: str = ""  # the id of the lesson it belongs to
+    computed: bool = False  # its prompt, options or answer call the model functions
+    fixed: str = ""  # why a computed question has no other inputs (``fixed:`` in its block)
+    _build: Callable[[], tuple[Question, ...]] | None = field(
+        default=None, compare=False, repr=False, hash=False
+    )
 
     @property
     def is_numeric(self) -> bool:
         return self.kind == "number" or (self.kind == "predict" and not self.options)
+
+    @property
+    def variant_key(self) -> str:
+        """Its inputs as an address-style string (``gpu=h200-sxm&batch=64``); "" without inputs."""
+        return urlencode(self.inputs)
+
+    @property
+    def has_variants(self) -> bool:
+        """Whether the question can be re-asked on other inputs."""
+        return bool(self.variants())
+
+    def variants(self) -> tuple[Question, ...]:
+        """The same question on every other valid combination of its inputs: each with its own
+        prompt, options, answer, tolerance and explanation, computed by the same functions, so
+        ``grade()`` works on it unchanged. Empty for a question without inputs."""
+        if self._build is None:
+            return ()
+        return tuple(q for q in self._build() if q.inputs != self.inputs)
+
+    def variant(self, key: str) -> Question | None:
+        """The variant whose ``variant_key`` is ``key`` (this question for its own key), or None."""
+        if key == self.variant_key:
+            return self
+        return next((q for q in self.variants() if q.variant_key == key), None)
 
 
 @dataclass(frozen=True)
@@ -86,6 +126,7 @@ class Lesson:
     steps: tuple[Step, ...]
     number: int = 0
     file: str = field(default="", compare=False)
+    step_minutes: tuple[float, ...] = ()  # computed from each step's words, questions and views
 
     @property
     def questions(self) -> tuple[Question, ...]:

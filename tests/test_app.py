@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from glossary import load_terms
 from tests import pages
-from ui.nav import PAGES
+from content.pages import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -40,7 +40,7 @@ def test_pages_never_import_torch_or_pynvml():
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
-        from ui.nav import PAGES
+        from content.pages import PAGES
         for info in PAGES:
             at = AppTest.from_file({APP!r}, default_timeout=60)
             at.run()

@@ -64,7 +64,7 @@ def test_one_session_runs_two_pages_to_script_finished_without_errors(app_url):
     assert [opened.errors, moved.errors, term.errors] == [[], [], []]
     assert move.key is not None, "a simulator page has a control to move"
     assert not bench.contradicted(move, moved.query_string)
-    from ui.schema import params_for
+    from content.schema import params_for
 
     control = params_for(simulator.url_path)[move.key]
     returned = dict(parse_qsl(moved.query_string or ""))

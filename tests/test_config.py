@@ -4,7 +4,7 @@ import tomllib
 from pathlib import Path
 
 from charts.palette import OKABE_ITO
-from ui.nav import PAGES
+from content.pages import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 

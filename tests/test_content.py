@@ -97,7 +97,7 @@ def test_every_try_it_link_opens_a_real_page_and_preset():
     from pathlib import Path as _Path
 
     from content import load_page
-    from ui.nav import PAGES
+    from content.pages import PAGES
 
     pages = {p.url_path: p for p in PAGES}
     for term in load_terms():

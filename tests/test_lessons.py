@@ -10,30 +10,37 @@ import yaml
 
 from lessons import LessonError, grade, load_lessons, parse_lesson_file
 from lessons.loader import LESSONS_DIR
-from tests.lesson_answers import ANSWERS
+from tests.lesson_answers import ANSWERS, CHOICES
 
 LESSON_FILES = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.md"))
 SEEDS = yaml.safe_load((Path(__file__).parent / "data" / "seed_concepts.yaml").read_text())
 SEED_TERMS = sorted({term for pairs in SEEDS.values() for _, term in pairs})
 
 
-def _numeric_questions():
-    """Collected file by file, so one broken lesson fails its own tests, not the collection."""
+def _questions(numeric: bool | None = None):
+    """Every question and each of its variants, collected file by file, so one broken lesson fails
+    its own tests, not the collection."""
     found = []
     for path in LESSON_FILES:
         try:
             lesson = parse_lesson_file(path)
         except LessonError:
             continue  # test_every_lesson_file_validates reports it
-        found += [(lesson, q) for q in lesson.questions if q.is_numeric]
+        for question in lesson.questions:
+            if numeric is None or question.is_numeric == numeric:
+                found += [(lesson, q) for q in (question, *question.variants())]
     return found
+
+
+def _qid(item) -> str:
+    return getattr(item, "id", "") + (f"[{item.variant_key}]" if getattr(item, "inputs", ()) else "")
 
 
 @pytest.mark.parametrize("path", LESSON_FILES, ids=lambda p: p.name)
 def test_every_lesson_file_validates(path):
     lesson = parse_lesson_file(path)
     assert 4 <= len(lesson.steps) <= 10
-    assert 10 <= lesson.minutes <= 20
+    assert 10 <= lesson.minutes <= 45, lesson.step_minutes
 
 
 def test_the_course_has_at_least_ten_lessons_and_fifty_questions():
@@ -42,15 +49,29 @@ def test_the_course_has_at_least_ten_lessons_and_fifty_questions():
     assert sum(len(lesson.questions) for lesson in lessons) >= 50
 
 
-@pytest.mark.parametrize(("lesson", "question"), _numeric_questions(), ids=lambda x: getattr(x, "id", ""))
+@pytest.mark.parametrize(("lesson", "question"), _questions(numeric=True), ids=_qid)
 def test_numeric_answer_is_recomputed_independently(lesson, question):
-    """The lesson's expression and a direct simulators computation agree, and the tolerance is tight
-    enough to reject 1.5 × answer + 1."""
+    """The lesson's expression and a direct simulators computation agree on every variant, and the
+    tolerance is tight enough to reject 1.5 × answer + 1."""
     key = f"{lesson.id}/{question.id}"
-    assert key in ANSWERS, f"tests/lesson_answers.py has no independent computation for {key}"
-    expected = float(ANSWERS[key]())
-    assert grade(question, expected), (key, question.answer, expected)
+    assert key in ANSWERS, f"tests/answers/ has no independent computation for {key}"
+    expected = float(ANSWERS[key](**dict(question.inputs)))
+    assert grade(question, expected), (key, question.variant_key, question.answer, expected)
     assert not grade(question, 1.5 * expected + 1), key
+
+
+@pytest.mark.parametrize(("lesson", "question"), _questions(numeric=False), ids=_qid)
+def test_choice_answer_is_recomputed_where_it_depends_on_the_inputs(lesson, question):
+    """A choice whose right option changes with its inputs has an independent rule in
+    tests/answers/ that picks the same option (by the position it is written in)."""
+    key = f"{lesson.id}/{question.id}"
+    origins = {v.options[v.answer].origin for v in (question, *question.variants())}
+    if len(origins) > 1 or key in CHOICES:
+        assert key in CHOICES, f"{key}: the right option depends on the inputs; add it to CHOICES"
+        assert question.options[question.answer].origin == CHOICES[key](**dict(question.inputs)), (
+            key,
+            question.variant_key,
+        )
 
 
 def test_every_choice_question_has_exactly_one_right_option():
@@ -93,7 +114,6 @@ Prose with a [[roofline-model|link]].
 FRONT = """---
 id: broken
 title: Broken
-minutes: 12
 objectives: [Explain a thing, Compute a thing, Predict a thing]
 prerequisites: []
 terms: [roofline-model]
@@ -165,3 +185,52 @@ def test_the_outline_agrees_with_the_validated_course():
             step = lesson.steps[o.step_teaching(term) - 1]
             texts = step.body + step.reveal + "".join(q.prompt + q.explanation for q in step.questions)
             assert f"[[{term}" in texts or f"[[{term}|" in texts or o.step_teaching(term) == 1, (o.id, term)
+
+
+# -- variants and option order -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", LESSON_FILES, ids=lambda p: p.name)
+def test_every_computed_question_can_be_asked_on_other_inputs(path):
+    """A question whose numbers come from the models has ``given`` inputs (so "Try another" draws
+    new numbers), or says in ``fixed`` why it has none."""
+    lesson = parse_lesson_file(path)
+    bare = [q.id for q in lesson.questions if q.computed and not q.variants() and not q.fixed]
+    assert not bare, f"{lesson.file}: computed questions without variants or a fixed reason: {bare}"
+
+
+def test_variants_are_new_numbers_and_keep_each_options_meaning():
+    """Every variant differs from the question it re-asks (prompt and answer or options), keeps the
+    same options as written (the same misconception in each), and grades its own answer."""
+    for lesson in load_lessons():
+        for question in lesson.questions:
+            for variant in question.variants():
+                assert variant.id == question.id and variant.kind == question.kind
+                assert variant.inputs != question.inputs and variant.prompt != question.prompt, (
+                    lesson.id,
+                    question.id,
+                    variant.variant_key,
+                )
+                assert sorted(o.origin for o in variant.options) == sorted(o.origin for o in question.options)
+                assert grade(variant, variant.answer)
+                assert question.variant(variant.variant_key) == variant
+
+
+def test_the_right_option_is_spread_over_positions():
+    """Options are shuffled per question and variant: the right one is not always first. With n
+    options the right one should be first about 1/n of the time; we allow a generous margin."""
+    positions = []
+    expected_first = 0.0
+    for lesson in load_lessons():
+        for question in lesson.questions:
+            if question.is_numeric:
+                continue
+            positions.append(question.answer)
+            expected_first += 1 / len(question.options)
+    first = positions.count(0)
+    assert first <= 1.6 * expected_first + 2, (first, expected_first, len(positions))
+    assert len(set(positions)) >= 3, positions
+    shuffled_twice = parse_lesson_file(LESSON_FILES[0])
+    assert [q.options for q in shuffled_twice.questions] == [
+        q.options for q in load_lessons()[0].questions
+    ], "the order must be stable across loads"

@@ -1,4 +1,4 @@
-"""Controls as data (ui/params.py, ui/schema.py): address round trips, presets, bad input."""
+"""Controls as data (content/params.py, content/schema.py): address round trips, presets, bad input."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from content import load_page
-from ui.nav import PAGES
-from ui.params import EMPTY_LIST, Param, ParamError, ParamSet, active_preset, preset_state
-from ui.schema import page_params
+from content.pages import PAGES
+from content.params import EMPTY_LIST, Param, ParamError, ParamSet, active_preset, preset_state
+from content.schema import page_params
 
 PAGE_FILES = {p.url_path: p.file.stem for p in PAGES}
 PRESETS = [

@@ -7,8 +7,8 @@ import pytest
 
 from content import load_page
 from tests.pages import metrics, open_page
-from ui.nav import PAGES
-from ui.schema import page_params
+from content.pages import PAGES
+from content.schema import page_params
 
 INFO = {p.url_path: p for p in PAGES}
 CASES = [

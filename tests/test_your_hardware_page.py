@@ -153,7 +153,7 @@ def test_names_in_an_uploaded_file_cannot_inject_markdown_or_html():
 
 
 def test_every_shipped_sample_is_offered():
-    from ui.schema import page_params
+    from content.schema import page_params
 
     offered = set(page_params()["your-hardware"]["hw_sample"].options)
     assert offered == {p.name for p in SAMPLES.glob("*.json")}

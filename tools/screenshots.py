@@ -58,7 +58,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from bench.concurrency import start_server
-    from ui.nav import PAGES
+    from content.pages import PAGES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", default="screenshots")

@@ -1,6 +1,6 @@
 """Small shared helpers for pages: glossary-linked prose, byte formatting, safe text, first presets.
 
-Page controls themselves live in ui/params.py (as data), ui/schema.py (every page's controls) and
+Page controls themselves live in content/params.py (as data), content/schema.py (every page's controls) and
 ui/state.py (widgets kept in step with the address).
 """
 
@@ -13,7 +13,7 @@ import streamlit as st
 
 from content import CONTENT_DIR, link_terms, load_page
 from glossary import terms_by_id
-from ui.nav import PageInfo, term_href
+from content.pages import PageInfo, term_href
 
 
 def term_markdown(text: str) -> str:

@@ -18,9 +18,9 @@ from content import load_page
 from glossary import terms_by_id
 from lessons import Lesson, Outline, Question, Step, grade, load_lessons, relative_error
 from ui.controls import term_markdown
-from ui.nav import PAGES
+from content.pages import PAGES
 from ui.presenter import is_presenting
-from ui.schema import page_params
+from content.schema import page_params
 from ui.state import PageState, current_url
 from ui.views import get_view
 

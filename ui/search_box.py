@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from glossary import search
-from ui.nav import GLOSSARY
+from content.pages import GLOSSARY
 
 SIDEBAR_KEY = "sidebar_search"
 _LAST_JUMP_KEY = "sidebar_search_last_jump"

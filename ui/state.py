@@ -25,7 +25,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
-from ui.params import ParamError, ParamSet, active_preset, preset_state
+from content.params import ParamError, ParamSet, active_preset, preset_state
 
 PRESET_PARAM = "preset"
 GLOBAL_KEYS = ("present",)  # belong to the app, not to a page: kept as they are

@@ -10,7 +10,7 @@ import streamlit as st
 
 from glossary import Term, load_terms
 from glossary.linking import autolink, build_matcher
-from ui.nav import GLOSSARY, PAGES, term_href
+from content.pages import GLOSSARY, PAGES, term_href
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lessons import load_lessons
-from ui.nav import PAGES
+from content.pages import PAGES
 
 pytestmark = pytest.mark.e2e
 

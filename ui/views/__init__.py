@@ -3,7 +3,7 @@
 Each page module in this package (roofline.py, will_it_fit.py, ...) defines ``VIEWS``: name ->
 ``View``. A page lays its views out in full; a lesson step draws one of them inline with the
 controls it names, in a prepared state, and links to the page with that state in the address.
-The names a lesson may use are listed (without importing Streamlit) in ``ui.nav.PageInfo.views``;
+The names a lesson may use are listed (without importing Streamlit) in ``content.pages.PageInfo.views``;
 tests keep the two in step.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ui.nav import PAGES
+from content.pages import PAGES
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from charts.roofline import decode_batch_figure, roofline_figure
 from simulators import roofline
 from ui.chart import show
 from ui.measured import measured_roofline_points
-from ui.schema import ROOFLINE_BATCHES, ROOFLINE_DTYPES
+from content.schema import ROOFLINE_BATCHES, ROOFLINE_DTYPES
 from ui.views import View
 from ui.views.common import as_spec, catalog, metric_row, models
 

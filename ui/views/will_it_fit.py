@@ -14,7 +14,7 @@ from charts.memory import memory_bars
 from simulators import fit
 from simulators.llm_memory import ModelSpec
 from ui.chart import show
-from ui.schema import CUSTOM_MODEL
+from content.schema import CUSTOM_MODEL
 from ui.views import View
 from ui.views.common import arrow, as_spec, catalog, metric_row, models
 

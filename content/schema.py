@@ -1,4 +1,4 @@
-"""The controls of every simulator page, as data (see ui/params.py).
+"""The controls of every simulator page, as data (see content/params.py).
 
 One definition per control: the page draws its widget from it, the address and presets are
 checked against it, and a lesson step that embeds the page's chart shows the same control. Option
@@ -25,7 +25,7 @@ from simulators.llm_memory import (
     WEIGHT_FORMATS,
 )
 from simulators.presets import load_model_presets
-from ui.params import Param, ParamSet
+from content.params import Param, ParamSet
 
 CUSTOM_MODEL = "custom"
 
