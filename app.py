@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas  # noqa: F401  imported once here: two sessions' first st.dataframe raced on a lazy import
 import streamlit as st
 
-from ui.housekeeping import collect_now_and_then
 from content.pages import PAGES
+from ui.housekeeping import collect_now_and_then
 from ui.presenter import is_presenting, presenter_toggle
 from ui.search_box import sidebar_search
 

@@ -7,8 +7,8 @@ from itertools import groupby
 
 import streamlit as st
 
-from glossary import CATEGORIES, load_terms, search, terms_by_id
 from content.pages import term_href
+from glossary import CATEGORIES, load_terms, search, terms_by_id
 from ui.term_view import render_term
 from ui.url_state import seed_from_url, write_to_url
 

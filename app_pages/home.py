@@ -5,11 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from content import load_page
+from content.pages import GLOSSARY, PAGES
 from glossary import load_terms, terms_by_id
 from lessons import outline
 from ui.controls import first_preset, term_markdown
 from ui.lesson_view import LESSONS_PAGE, step_link
-from content.pages import GLOSSARY, PAGES
 
 page = load_page("home")
 by_id = terms_by_id()

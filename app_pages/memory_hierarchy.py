@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from content import load_page
+from content.schema import params_for
 from ui.controls import prose
 from ui.layout import notice_box, simulator_layout
-from content.schema import params_for
 from ui.state import PageState
 from ui.views import memory_hierarchy as view
 

@@ -6,11 +6,11 @@ import streamlit as st
 
 from charts.measure import allreduce_figure
 from content import load_page
+from content.schema import params_for
 from ui.chart import show
 from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
 from ui.measured import allreduce_records, device_label
-from content.schema import params_for
 from ui.state import PageState
 from ui.views import parallelism as view
 from ui.views.common import as_spec, metric_row

@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from content import load_page
+from content.schema import params_for
 from ui.controls import prose
 from ui.decode_gap import decode_gap
 from ui.layout import notice_box, simulator_layout
-from content.schema import params_for
 from ui.state import PageState
 from ui.views.roofline import render_decode_batch, render_roofline
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from content import load_page
+from content.schema import CUSTOM_MODEL, params_for
 from simulators.fit import format_seconds
 from ui.controls import format_bytes, prose
 from ui.decode_gap import decode_gap
 from ui.layout import notice_box, simulator_layout
 from ui.measured import transformer_memory_rows
-from content.schema import CUSTOM_MODEL, params_for
 from ui.state import PageState
 from ui.views import will_it_fit as view
 from ui.views.common import metric_row

@@ -14,6 +14,7 @@ import streamlit as st
 
 from charts.measure import telemetry_figure
 from content import load_page
+from content.schema import params_for
 from measure import lock, views
 from measure.env import HOSTED_NOTICE, is_hosted
 from measure.results import load_results
@@ -21,7 +22,6 @@ from ui.chart import show
 from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
 from ui.measured import RESULTS_KEY, current_results
-from content.schema import params_for
 from ui.state import PageState
 from ui.views import your_hardware as view
 from ui.views.common import as_spec

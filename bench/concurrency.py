@@ -373,7 +373,7 @@ class PagePlan:
 
 
 def page_plans() -> list[PagePlan]:
-    """One plan per page of ``content.pages.PAGES`` in their order, from the presets in ``content/<page>.md``."""
+    """One plan per page of ``content.pages.PAGES`` in order, from the presets in ``content/<page>.md``."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     import frontmatter

@@ -68,9 +68,9 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from bench.concurrency import start_server
+    from content.pages import PAGES
     from tools.screenshots import ARGS, CHROMIUM
     from ui.controls import first_preset
-    from content.pages import PAGES
 
     links = []
     for info in PAGES:

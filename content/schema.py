@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from content.params import Param, ParamSet
 from measure.samples import list_samples
 from measure.suite import WORKLOADS
 from simulators import fit, parallelism, roofline
@@ -25,7 +26,6 @@ from simulators.llm_memory import (
     WEIGHT_FORMATS,
 )
 from simulators.presets import load_model_presets
-from content.params import Param, ParamSet
 
 CUSTOM_MODEL = "custom"
 

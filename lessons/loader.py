@@ -128,9 +128,7 @@ class _Where:
         return LessonError(f"{where}, field {field}: {problem}")
 
 
-def _render(
-    text: str, where: _Where, field: str, names: Mapping[str, Any] | None = None
-) -> str:
+def _render(text: str, where: _Where, field: str, names: Mapping[str, Any] | None = None) -> str:
     """Computed numbers in ``text``; unknown term ids are an error."""
     try:
         out = render(text, FUNCTIONS, names, LABELS)

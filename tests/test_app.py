@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from content.pages import PAGES
 from glossary import load_terms
 from tests import pages
-from content.pages import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

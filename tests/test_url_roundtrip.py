@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from content import load_page
-from tests.pages import metrics, open_page
 from content.pages import PAGES
 from content.schema import page_params
+from tests.pages import metrics, open_page
 
 INFO = {p.url_path: p for p in PAGES}
 CASES = [

@@ -12,8 +12,8 @@ from typing import Any
 import streamlit as st
 
 from content import CONTENT_DIR, link_terms, load_page
-from glossary import terms_by_id
 from content.pages import PageInfo, term_href
+from glossary import terms_by_id
 
 
 def term_markdown(text: str) -> str:

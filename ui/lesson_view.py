@@ -15,12 +15,12 @@ from typing import Any
 import streamlit as st
 
 from content import load_page
+from content.pages import PAGES
+from content.schema import page_params
 from glossary import terms_by_id
 from lessons import Lesson, Outline, Question, Step, grade, load_lessons, relative_error
 from ui.controls import term_markdown
-from content.pages import PAGES
 from ui.presenter import is_presenting
-from content.schema import page_params
 from ui.state import PageState, current_url
 from ui.views import get_view
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from glossary import search
 from content.pages import GLOSSARY
+from glossary import search
 
 SIDEBAR_KEY = "sidebar_search"
 _LAST_JUMP_KEY = "sidebar_search_last_jump"

@@ -8,9 +8,9 @@ from urllib.parse import urlparse
 
 import streamlit as st
 
+from content.pages import GLOSSARY, PAGES, term_href
 from glossary import Term, load_terms
 from glossary.linking import autolink, build_matcher
-from content.pages import GLOSSARY, PAGES, term_href
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lessons import load_lessons
 from content.pages import PAGES
+from lessons import load_lessons
 
 pytestmark = pytest.mark.e2e
 

@@ -7,10 +7,10 @@ from typing import Any
 import streamlit as st
 
 from charts.roofline import decode_batch_figure, roofline_figure
+from content.schema import ROOFLINE_BATCHES, ROOFLINE_DTYPES
 from simulators import roofline
 from ui.chart import show
 from ui.measured import measured_roofline_points
-from content.schema import ROOFLINE_BATCHES, ROOFLINE_DTYPES
 from ui.views import View
 from ui.views.common import as_spec, catalog, metric_row, models
 

@@ -11,10 +11,10 @@ from typing import Any
 import streamlit as st
 
 from charts.memory import memory_bars
+from content.schema import CUSTOM_MODEL
 from simulators import fit
 from simulators.llm_memory import ModelSpec
 from ui.chart import show
-from content.schema import CUSTOM_MODEL
 from ui.views import View
 from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
