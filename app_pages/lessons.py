@@ -1,7 +1,9 @@
-"""Lessons: the course index, one step at a time, the summary, and "Plan a class".
+"""Lessons: the course index, one step at a time, the summary, review, the record and "Plan a class".
 
-The address says where the reader is: ``?lesson=<id>&step=<n>`` opens a step (a teacher can link
-one), ``?plan=1`` the class planner. Answers stay in the session.
+The address says where the reader is, and is written before anything is answered:
+``?lesson=<id>&step=<n>`` opens a step (``step=done`` its summary; ``seq=`` a planned class's
+order), ``?plan=1`` the class planner, ``?review=1`` the questions due for review, ``?record=1``
+the printable record. Progress is kept in this browser (ui/lesson_view.py).
 """
 
 from __future__ import annotations
@@ -9,7 +11,20 @@ from __future__ import annotations
 import streamlit as st
 
 from lessons import LessonError, load_lessons
-from ui.lesson_view import course_index, plan_a_class, render_step, render_summary
+from ui.lesson_view import (
+    DONE,
+    course_index,
+    ensure_address,
+    parse_sequence,
+    plan_a_class,
+    render_missing_step,
+    render_record,
+    render_review,
+    render_step,
+    render_summary,
+    sequence_text,
+    sync_browser,
+)
 
 try:
     lessons = load_lessons()
@@ -17,21 +32,35 @@ except LessonError as exc:  # a broken lesson file: say which, never a traceback
     st.error(f"The course could not be loaded: {exc}")
     st.stop()
 
-wanted = st.query_params.get("lesson")
+query = st.query_params
+wanted = query.get("lesson")
 lesson = next((item for item in lessons if item.id == wanted), None)
-if st.query_params.get("plan"):
+if query.get("plan"):
+    ensure_address({"plan": "1"})
     plan_a_class(lessons)
+elif query.get("review"):
+    ensure_address({"review": "1"})
+    render_review(lessons)
+elif query.get("record"):
+    ensure_address({"record": "1"})
+    render_record(lessons)
 elif lesson is None:
+    ensure_address({})
     if wanted:
-        st.info(f"There is no lesson called “{wanted[:60]}”; here is the course.")
+        st.info(f"There is no lesson called “{str(wanted)[:60]}”; here is the course.")
+    sync_browser()
     course_index(lessons)
 else:
-    try:
-        number = int(st.query_params.get("step", "1"))
-    except ValueError:
-        number = 1
-    number = min(max(number, 1), len(lesson.steps) + 1)
-    if number > len(lesson.steps):
+    step = str(query.get("step") or "1").strip()
+    sequence = parse_sequence(query.get("seq"), lessons)
+    if step == DONE:
+        ensure_address({"lesson": lesson.id, "step": DONE})
         render_summary(lesson, lessons)
+    elif step.isdigit() and 1 <= int(step) <= len(lesson.steps):
+        address = {"lesson": lesson.id, "step": step}
+        if sequence:
+            address["seq"] = sequence_text(sequence)
+        ensure_address(address)
+        render_step(lesson, int(step), sequence)
     else:
-        render_step(lesson, number)
+        render_missing_step(lesson, step)

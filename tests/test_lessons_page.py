@@ -1,5 +1,6 @@
 """The Lessons page in Streamlit's harness: the course index, every step of every lesson (predict
-questions revealed), answering lesson 1 right and wrong, the summary, and Plan a class."""
+questions revealed), answering lesson 1 right and wrong, the summary with its recap, "Try another"
+on every question with variants, a missing step, a planned sequence, review and the record."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from lessons import load_lessons
 from tests import pages
-from ui.lesson_view import REVEALED_KEY
+from ui.lesson_view import PROGRESS_KEY, REVEALED_KEY
 
 PAGE = "app_pages/lessons.py"
 LESSONS = load_lessons()
@@ -47,7 +48,7 @@ def _ordered(step):
 
 
 def _answer(at, lesson, question, right: bool) -> None:
-    key = f"{lesson.id}/{question.id}"
+    key = f"{lesson.id}/{question.id}@{question.variant_key}"
     if question.is_numeric:
         at.number_input(key=f"input-{key}").set_value(question.answer if right else 1.5 * question.answer + 1)
     else:
@@ -73,7 +74,7 @@ def _walk(right: bool):
                 if not question.is_numeric:
                     wrong = question.options[(question.answer + 1) % len(question.options)]
                     assert wrong.feedback.split()[0] in shown
-        label = "Next →" if step is not lesson.steps[-1] else "Finish"
+        label = "Next →" if step is not lesson.steps[-1] else "Finish"  # Finish opens step=done
         next(b for b in at.button if b.label == label).click()
         at.run()
         assert not at.exception
@@ -96,13 +97,149 @@ def test_lesson_1_answered_wrong_lists_what_to_review():
     assert any(f"term={t})" in review for t in missed_terms)
 
 
+def test_a_missed_question_is_recapped_with_a_link_back_and_counted_as_missed_after_a_retry():
+    """Lesson 1 wrong, then every question retried right: the first tries still count, and the
+    summary recaps each missed question with a link back to its step."""
+    lesson, at = _walk(right=False)
+    record = at.session_state[PROGRESS_KEY]
+    for question in lesson.questions:
+        entry = record["answers"][f"{lesson.id}/{question.id}"]
+        assert entry["first_correct"] is False and entry["attempts"] == 1
+        assert f"{lesson.id}/{question.id}" in record["review"]
+    links = [link.proto for link in at.get("page_link") if link.proto.label.startswith("Back to step")]
+    assert len(links) == len(lesson.questions)
+    assert all(f"lesson={lesson.id}" in link.query_string for link in links)
+
+
+def test_try_again_draws_new_numbers_and_keeps_the_first_try():
+    lesson = next(item for item in LESSONS if any(q.variants() for q in item.questions))
+    number, step = next((n, s) for n, s in enumerate(lesson.steps, 1) if any(q.variants() for q in s.questions))
+    question = next(q for q in step.questions if q.variants())
+    at = open_page(lesson=lesson.id, step=str(number))
+    if step.predict is not None and step.predict is not question:
+        _answer(at, lesson, step.predict, right=True)
+    _answer(at, lesson, question, right=False)
+    label = next(b.label for b in at.button if b.label.startswith("Try again"))
+    assert label == "Try again on new numbers"
+    next(b for b in at.button if b.label == label).click()
+    at.run()
+    entry = at.session_state[PROGRESS_KEY]["answers"][f"{lesson.id}/{question.id}"]
+    assert entry["open"] and entry["variant"] != question.variant_key
+    variant = question.variant(entry["variant"])
+    _answer(at, lesson, variant, right=True)
+    entry = at.session_state[PROGRESS_KEY]["answers"][f"{lesson.id}/{question.id}"]
+    assert entry["correct"] and not entry["first_correct"] and entry["attempts"] == 2
+    assert any(variant.prompt[:40] in m.value for m in at.markdown)
+
+
+def _steps_with_variants():
+    return [
+        (lesson, n, q)
+        for lesson in LESSONS
+        for n, s in enumerate(lesson.steps, 1)
+        for q in s.questions
+        if q.variants()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lesson", "number", "question"),
+    _steps_with_variants(),
+    ids=[f"{lesson.id}/{q.id}" for lesson, _, q in _steps_with_variants()],
+)
+def test_try_another_works_on_every_question_with_variants(lesson, number, question):
+    """Answer right, press "Try another": the same question comes back unanswered on other inputs,
+    with a prompt of its own, and the right answer to that variant grades right."""
+    at = open_page(lesson=lesson.id, step=str(number))
+    step = lesson.steps[number - 1]
+    if step.predict is not None and step.predict is not question:
+        _answer(at, lesson, step.predict, right=True)
+    for earlier in step.questions:  # a slide-like step asks in order; answer what comes first
+        if earlier is question:
+            break
+        if earlier.kind != "predict":
+            _answer(at, lesson, earlier, right=True)
+    _answer(at, lesson, question, right=True)
+    buttons = [b for b in at.button if b.key == f"another-{lesson.id}/{question.id}"]
+    assert buttons, "no Try another button"
+    buttons[0].click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    entry = at.session_state[PROGRESS_KEY]["answers"][f"{lesson.id}/{question.id}"]
+    variant = question.variant(entry["variant"])
+    assert entry["open"] and variant is not None and variant.inputs != question.inputs
+    assert any(variant.prompt[:60] in m.value for m in at.markdown), variant.prompt[:60]
+    _answer(at, lesson, variant, right=True)
+    assert at.session_state[PROGRESS_KEY]["answers"][f"{lesson.id}/{question.id}"]["correct"]
+
+
+def test_a_step_that_does_not_exist_says_so():
+    lesson = LESSONS[0]
+    at = open_page(lesson=lesson.id, step="99")
+    assert not at.exception
+    assert any("there is no step" in w.value for w in at.warning)
+    assert not any(m.label == "Right at the first try" for m in at.metric)
+
+
+def test_next_follows_a_planned_sequence():
+    lesson_a, lesson_b = LESSONS[0], LESSONS[2]
+    seq = f"{lesson_a.id}:2,{lesson_b.id}:3,{lesson_a.id}:1"
+    at = open_page(lesson=lesson_a.id, step="2", seq=seq)
+    assert not at.exception
+    next(b for b in at.button if b.label == "Next →").click()
+    at.run()
+    assert at.query_params["lesson"] == lesson_b.id and at.query_params["step"] == "3"
+    next(b for b in at.button if b.label == "Next →").click()
+    at.run()
+    assert at.query_params["lesson"] == lesson_a.id and at.query_params["step"] == "1"
+    assert not any(b.label == "Next →" for b in at.button), "the end of the plan"
+
+
+def test_review_asks_due_questions_on_new_numbers():
+    from lessons import progress as course
+
+    lesson = next(item for item in LESSONS if any(q.variants() for q in item.questions))
+    question = next(q for q in lesson.questions if q.variants())
+    record = course.empty()
+    course.record_answer(
+        record, f"{lesson.id}/{question.id}", variant=question.variant_key, response=0, correct=False, now=0.0
+    )
+    at = pages.AppTest.from_file(pages.APP, default_timeout=120)
+    at.query_params["review"] = "1"
+    at.session_state[PROGRESS_KEY] = record
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    entry = at.session_state[PROGRESS_KEY]["answers"][f"{lesson.id}/{question.id}"]
+    assert entry["open"] and entry["variant"] != question.variant_key
+    variant = question.variant(entry["variant"])
+    _answer(at, lesson, variant, right=True)
+    assert at.session_state[PROGRESS_KEY]["review"][f"{lesson.id}/{question.id}"]["box"] == 1
+
+
+def test_the_record_lists_every_lesson_with_its_score():
+    lesson, at = _walk(right=True)
+    at.query_params.clear()
+    at.query_params["record"] = "1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.table[0].value
+    assert list(table["Lesson"]) == [f"{item.number}. {item.title}" for item in LESSONS]
+    row = table.iloc[0]
+    n = len(lesson.questions)
+    assert row["Right at the first try"] == f"{n} of {n}" and row["Completed"] != "—"
+
+
 def test_plan_a_class_gives_links_a_handout_and_an_answer_key():
     at = open_page(plan="1")
     assert not at.exception
     downloads = at.get("download_button")
     assert len(downloads) == 3
     lesson = LESSONS[0]
-    assert sum(1 for link in at.get("page_link") if "step" in link.proto.query_string) >= len(lesson.steps)
+    links = [link for link in at.get("page_link") if "step" in link.proto.query_string]
+    assert len(links) >= len(lesson.steps)
+    assert all("seq=" in link.proto.query_string for link in links)
 
 
 def test_handout_has_no_answers_and_the_key_has_all_of_them():
