@@ -292,8 +292,9 @@ def _question_on(
     inputs = tuple(names.items())
     if names:
         shown = ", ".join(f"{k}={v}" for k, v in inputs)
+        step = where.step
         where = _Where(where.file)
-        where.step = f"{where.step} ({shown})" if where.step else shown
+        where.step = f"{step} ({shown})" if step else shown
     kind = raw.get("kind")
     if kind not in ("choice", "number", "predict"):
         raise where.error(f"question {qid}.kind", f"{kind!r} must be choice, number or predict")

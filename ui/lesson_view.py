@@ -40,6 +40,7 @@ _LOADED_KEY = "_course_progress_loaded"
 _SAVED_KEY = "_course_progress_saved"
 _SEQ_KEY = "_course_progress_seq"
 _ADDRESS_KEY = "_lessons_address"
+_FLASH_KEY = "_progress_flash"
 LESSONS_PAGE = next(p for p in PAGES if p.url_path == "lessons")
 DONE = "done"  # ``step=done``: the lesson's summary
 MAX_SEQUENCE = 80  # steps in a planned class carried in ``seq``
@@ -229,7 +230,8 @@ def course_index(lessons: Sequence[Lesson]) -> None:
 def progress_file_controls() -> None:
     """Export the record to a file and import it on another device (it never leaves the browser
     otherwise)."""
-    with st.expander("Your progress: kept in this browser · move it to another device"):
+    flash = bool(st.session_state.get(_FLASH_KEY))
+    with st.expander("Your progress: kept in this browser · move it to another device", expanded=flash):
         st.markdown(
             "Your answers, the step you were on and your review list are saved in this browser's "
             "storage, on this device only: no account, nothing on a server. To continue elsewhere, "
@@ -249,13 +251,17 @@ def progress_file_controls() -> None:
                 imported = course.loads(upload.getvalue(), _known())
             except course.ProgressError as exc:
                 st.error(f"That file was not imported: {exc}.")
-            else:
+            else:  # rerun, so this run's browser link saves it and every count above shows it
                 st.session_state[PROGRESS_KEY] = imported
                 st.session_state["_progress_imported"] = upload.file_id
-                st.success(
+                st.session_state[_FLASH_KEY] = (
                     f"Imported: {len(imported['answers'])} answers, {len(imported['done'])} lessons "
                     "completed. It replaced this browser's progress."
                 )
+                st.rerun()
+        flash = st.session_state.pop(_FLASH_KEY, None)
+        if flash:
+            st.success(flash)
 
 
 # -- one step --------------------------------------------------------------------------------------
