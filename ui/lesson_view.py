@@ -191,6 +191,19 @@ def course_index(lessons: Sequence[Lesson]) -> None:
             icon=":material/replay:",
             query_params={"review": "1"},
         )
+    links = st.columns(3)
+    links[0].page_link(
+        LESSONS_PAGE.path, label="Plan a class", icon=":material/event_note:", query_params={"plan": "1"}
+    )
+    links[1].page_link(
+        LESSONS_PAGE.path, label="Review", icon=":material/replay:", query_params={"review": "1"}
+    )
+    links[2].page_link(
+        LESSONS_PAGE.path,
+        label="Your record",
+        icon=":material/workspace_premium:",
+        query_params={"record": "1"},
+    )
     for lesson in lessons:
         answered, right, count = lesson_progress(lesson)
         with st.container(border=True):
@@ -211,19 +224,14 @@ def course_index(lessons: Sequence[Lesson]) -> None:
                 query_params=step_link(lesson, last or 1),
                 help=f"Lesson {lesson.number}: {lesson.title}",
             )
-    links = st.columns(3)
-    links[0].page_link(
-        LESSONS_PAGE.path, label="Plan a class", icon=":material/event_note:", query_params={"plan": "1"}
-    )
-    links[1].page_link(
-        LESSONS_PAGE.path, label="Review", icon=":material/replay:", query_params={"review": "1"}
-    )
-    links[2].page_link(
-        LESSONS_PAGE.path,
-        label="Your record",
-        icon=":material/workspace_premium:",
-        query_params={"record": "1"},
-    )
+            if lesson.id in progress().get("done", {}):
+                right_column.page_link(
+                    LESSONS_PAGE.path,
+                    label="Summary",
+                    icon=":material/task_alt:",
+                    query_params=step_link(lesson, DONE),
+                    help="Your score and what you missed in this lesson",
+                )
     progress_file_controls()
 
 
