@@ -151,6 +151,39 @@ def ladder_figure(
                     + "</extra>",
                 }
             )
+    # Comparing families: each one's main memory (a GPU's device memory, a CPU's DRAM) sits in a
+    # different column, so draw it across both panels as a dashed line, where the two can be read
+    # against each other.
+    order_all = [_level_label(level) for level in LEVELS if any(fam.has_level(level) for fam in families)]
+    if len(families) > 1 and order_all:
+        for index, fam in enumerate(families):
+            main = next((lv for lv in fam.levels if lv.level == "device-memory"), None) or next(
+                (lv for lv in fam.levels if lv.level == "host-memory"), None
+            )
+            if main is None:
+                continue
+            for value, panel, unit, what in (
+                (main.latency_s("mid") if main.has_latency else None, "y", "s", "latency"),
+                (main.bandwidth_per_device_bytes_per_s, "y2", "B/s", "bandwidth"),
+            ):
+                if value is None:
+                    continue
+                label = si(value, unit)
+                main_name = main.name if "memory" in main.name.lower() else f"main memory ({main.name})"
+                data.append(
+                    {
+                        "type": "scatter",
+                        "xaxis": "x",
+                        "yaxis": panel,
+                        "x": [order_all[0], order_all[-1]],
+                        "y": [value, value],
+                        "mode": "lines",
+                        "line": {"color": _color(index), "width": 2, "dash": "dash"},
+                        "name": legend_name(f"{fam.name}: {main_name} {what}, {label}"),
+                        "legendgroup": f"main-{fam.id}",
+                        "hovertemplate": f"{fam.name}, {main_name}: {label}<extra></extra>",
+                    }
+                )
     # Measured points: one legend entry per family measured on (latency and bandwidth together),
     # each drawn beside that family's published marks; points from a family not drawn (or with
     # none given) sit in the middle of their level.

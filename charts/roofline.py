@@ -262,6 +262,32 @@ def _operation_hover(op: Operation, accelerators: Sequence[Accelerator]) -> str:
     return "<br>".join(lines)
 
 
+def _fusion(op: Operation) -> str:
+    """ "fused" or "unfused" for an operation that comes in both versions (by its name), else ""."""
+    if "(unfused)" in op.name:
+        return "unfused"
+    if "(fused)" in op.name:
+        return "fused"
+    return ""
+
+
+# Points closer than this, in decades on both axes, overlap on the chart (a 13 px marker on a phone).
+NEIGHBOUR_DECADES = 0.03
+
+
+def _neighbours(op: Operation, accelerator: Accelerator, placed: Sequence[tuple[float, float, str]]) -> str:
+    """A hover line naming the other points drawn at (almost) the same place as ``op``."""
+    x, y = math.log10(op.intensity), math.log10(_on_roof(op, accelerator) / TERA)
+    near = [
+        name
+        for px, py, name in placed
+        if name != op.name
+        and abs(math.log10(px) - x) < NEIGHBOUR_DECADES
+        and abs(math.log10(py) - y) < NEIGHBOUR_DECADES
+    ]
+    return "<br><i>also here: " + "; ".join(near) + "</i>" if near else ""
+
+
 def _on_roof(op: Operation, accelerator: Accelerator) -> float:
     """Where ``op`` sits on ``accelerator``'s roof, in FLOP/s."""
     prediction = predict(op, accelerator)
@@ -468,34 +494,6 @@ def roofline_figure(
     if labels:
         _pick_labels(ordered, (low, high))
 
-    for kind, description in KINDS.items():
-        indices = [i for i, op in enumerate(operations) if op.kind == kind]
-        if not indices:
-            continue
-        ops = [operations[i] for i in indices]
-        points = [op_points[i] for i in indices]
-        data.append(
-            {
-                "type": "scatter",
-                "x": [op.intensity for op in ops],
-                "y": [_on_roof(op, first) / TERA for op in ops],
-                "mode": "markers+text" if any(p.chosen for p in points) else "markers",
-                "text": [p.text if p.chosen else "" for p in points],
-                "textposition": [p.position for p in points],
-                "textfont": {"size": LABEL_FONT_PX},
-                "marker": {
-                    "symbol": KIND_SYMBOLS[kind],
-                    "size": 13,
-                    "color": OPERATION_COLOR,
-                    "line": {"color": "white", "width": 1},
-                },
-                "name": legend_name(description),
-                "legendgroup": "operations",
-                "hovertext": [_operation_hover(op, accelerators) for op in ops],
-                "hoverinfo": "text",
-            }
-        )
-
     if decode_path:
         data.append(
             {
@@ -541,6 +539,44 @@ def roofline_figure(
                 "hoverinfo": "text",
             }
         )
+    # Operations go on top of the decode path, so none hides under its markers. A fused and an
+    # unfused version of one kernel share a shape: filled is fused, open is unfused, each with its
+    # own legend entry. Points that (nearly) coincide with another name each other in the hover.
+    placed = [(op.intensity, _on_roof(op, first) / TERA, op.name) for op in operations]
+    placed += [(op.intensity, _on_roof(op, first) / TERA, op.name) for op in decode_path]
+    for kind, description in KINDS.items():
+        for fusion in ("", "fused", "unfused"):
+            indices = [i for i, op in enumerate(operations) if op.kind == kind and _fusion(op) == fusion]
+            if not indices:
+                continue
+            ops = [operations[i] for i in indices]
+            points = [op_points[i] for i in indices]
+            symbol = KIND_SYMBOLS[kind] + ("-open" if fusion == "unfused" else "")
+            name = description + {"": "", "fused": ", fused (filled)", "unfused": ", unfused (open)"}[fusion]
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": [op.intensity for op in ops],
+                    "y": [_on_roof(op, first) / TERA for op in ops],
+                    "mode": "markers+text" if any(p.chosen for p in points) else "markers",
+                    "text": [p.text if p.chosen else "" for p in points],
+                    "textposition": [p.position for p in points],
+                    "textfont": {"size": LABEL_FONT_PX},
+                    "marker": {
+                        "symbol": symbol,
+                        "size": 13,
+                        "color": OPERATION_COLOR,
+                        "line": {"color": OPERATION_COLOR if fusion == "unfused" else "white", "width": 1.5},
+                    },
+                    "name": legend_name(name),
+                    "legendgroup": "operations",
+                    "hovertext": [
+                        _operation_hover(op, accelerators) + _neighbours(op, first, placed) for op in ops
+                    ],
+                    "hoverinfo": "text",
+                }
+            )
+
     if measured:
         data += _measured_traces(measured, accelerators, dtype)
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from simulators import fit, hierarchy, parallelism, roofline
+from simulators import fit, hierarchy, llm_speed, parallelism, roofline
 from simulators import llm_memory as mem
 from simulators import quantization as q
 from simulators.hardware import Accelerator, get_accelerator, get_interconnect
@@ -83,8 +83,10 @@ def l2_mib(gpu: str) -> float:
 
 
 def link_gbs(link: str) -> float:
-    """An interconnect's bandwidth per direction, GB/s."""
-    return get_interconnect(link).per_direction_bytes_per_s / 1e9
+    """An interconnect's bandwidth per direction, GB/s: the payload rate after line encoding where
+    the catalog has the line rate (PCIe 5.0 x16: 63.0, not the raw 64), else the published rate."""
+    found = get_interconnect(link)
+    return (found.encoded_per_direction_bytes_per_s or found.per_direction_bytes_per_s) / 1e9
 
 
 # ---------------------------------------------------------------------------------- models
@@ -742,6 +744,195 @@ def par_scaling(
     return step.scaling_efficiency
 
 
+# ------------------------------------------------------------------ additions for lessons 09, 10, 11, 12
+# (many-gpus, choosing-hardware, measuring, capstone)
+
+
+def bubble_ratio(pp: int, microbatches: int) -> float:
+    """Megatron-LM's bubble: idle time over the ideal (bubble-free) time, (p − 1) / m."""
+    return parallelism.megatron_bubble_ratio(int(pp), int(microbatches))
+
+
+def weights_read_gb(model: str, fmt: str = "bf16", batch: int = 1) -> float:
+    """Weight bytes one decode step streams, GB: every weight except the input-embedding table (a
+    lookup reads one row per sequence); quantized formats keep the LM head and norms in BF16."""
+    return llm_speed.weight_bytes_read_per_step(_model(model), int(batch), fmt) / 1e9
+
+
+def tp_decode_ms(
+    model: str, gpu: str = "h100-sxm", tp: int = 1, batch: int = 1, context: int = 0, weight_fmt: str = "bf16"
+) -> float:
+    """Memory-bound decode step with the model split over ``tp`` GPUs by tensor parallelism, each
+    streaming 1/tp of the bytes at once (ideal split, communication left out), ms."""
+    return _decode(model, gpu, batch, context, weight_fmt, "bf16", tp).memory_time_s * 1e3
+
+
+def tp_decode_allreduces(model: str) -> float:
+    """All-reduces one decode step needs under tensor parallelism: two per layer (after attention
+    and after the MLP; Megatron-LM, Shoeybi et al. 2019 §3)."""
+    return 2 * _model(model).num_layers
+
+
+def tp_decode_comm_mb(model: str, tp: int, batch: int = 1) -> float:
+    """MB one GPU sends per decode step under tensor parallelism: two ring all-reduces per layer of
+    the batch's hidden vectors in BF16."""
+    spec = _model(model)
+    message = int(batch) * spec.hidden_size * 2
+    return tp_decode_allreduces(model) * parallelism.ring_allreduce_bytes_per_gpu(message, int(tp)) / 1e6
+
+
+def link_usable_gbs(link: str) -> float:
+    """What a transfer reaches on a link, GB/s: the catalog's measured one-way rate where it has one,
+    else ml-engineering's 80 % of the payload rate (``link_efficiency``)."""
+    found = get_interconnect(link)
+    if found.measured_bytes_per_s is not None:
+        return found.measured_bytes_per_s / 1e9
+    return link_gbs(link) * parallelism.link_efficiency(found)
+
+
+def allreduce_ms(gbytes: float, n_gpus: int, link: str) -> float:
+    """Time of a ring all-reduce of ``gbytes`` GB over ``n_gpus`` on ``link`` at its usable rate, ms."""
+    sent = parallelism.ring_allreduce_bytes_per_gpu(float(gbytes) * 1e9, int(n_gpus))
+    return sent / (link_usable_gbs(link) * 1e9) * 1e3
+
+
+# ------------------------------------------------------------------ additions for lessons 05, 07, 08
+# (prefill-decode, fine-tuning-memory, attention-kernels)
+
+
+@functools.cache
+def _h100_device() -> dict[str, Any]:
+    from measure.samples import H100_SAMPLE, load_sample
+
+    return load_sample(H100_SAMPLE)["device"]
+
+
+def reported_memory_gb(gpu: str, tool: str = "torch") -> float:
+    """Memory the device reports to software, GB (10⁹ bytes), from this project's measured run; only
+    the H100 SXM has one (measure/samples/h100-sxm-80gb.json). ``tool`` "torch" is CUDA's total
+    (``torch.cuda.mem_get_info``, what vLLM's ``gpu_memory_utilization`` multiplies); "nvidia-smi"
+    is NVML's total (81,559 MiB). The label ("80GB") is ``memory_gb``."""
+    if gpu != "h100-sxm":
+        raise ValueError(f"no measured memory total for {gpu!r}; only the H100 sample has one")
+    device = _h100_device()
+    if tool == "torch":
+        return device["cuda"]["total_memory_bytes"] / 1e9
+    if tool == "nvidia-smi":
+        return device["nvml"]["memory_total_bytes"] / 1e9
+    raise ValueError(f"tool must be 'torch' or 'nvidia-smi', got {tool!r}")
+
+
+def matmul_params(model: str) -> float:
+    """Parameters a token is multiplied by: all (active) weights except an untied input-embedding
+    table, which is only looked up (``ModelSpec.matmul_params``)."""
+    return float(_model(model).matmul_params(active=True))
+
+
+def attention_gb(
+    kernel: str, heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int = 128
+) -> float:
+    """Device-memory traffic of one layer's attention (one sequence, no mask), GB; ``kernel``
+    "flash" (Q, K, V read once, O written once) or "naive" (also S and P written and read)."""
+    return _attention_op(kernel, heads, kv_heads, q_len, kv_len, head_dim).bytes / 1e9
+
+
+# ------------------------------------------------------------------ additions for lessons 01-04 (issue 16)
+
+
+def decode_gflop(model: str, batch: int = 1, context: int = 0) -> float:
+    """FLOPs of one decode step of the whole model (the roofline's decode op), GFLOP (10⁹).
+
+    The embedding table is only looked up, so it adds no FLOPs: about 2 × the non-embedding
+    parameters per sequence, plus attention over the context."""
+    return roofline.decode_step_op(_model(model), int(batch), int(context)).flops / 1e9
+
+
+def decode_step_ms(
+    model: str, gpu: str = "h100-sxm", batch: int = 1, context: int = 0, weight_fmt: str = "bf16"
+) -> float:
+    """Roofline time of one decode step (the slower of streaming its bytes and doing its FLOPs), ms."""
+    return int(batch) / decode_tok_s(model, gpu, batch, context, weight_fmt) * 1e3
+
+
+def engine_pool_tokens_reported(
+    model: str,
+    utilization: float = mem.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
+    weight_fmt: str = "bf16",
+    kv_fmt: str = "bf16",
+    context: int = 8192,
+) -> float:
+    """Tokens of KV cache a vLLM-style engine's pool holds on one H100 when ``utilization`` is a
+    share of the total the device reports to PyTorch (``reported_memory_gb("h100-sxm", "torch")``), as vLLM
+    computes it, rather than of the labelled 80 GB (Will it fit?'s engine view)."""
+    import dataclasses
+
+    result = fit.inference(
+        _model(model), _gpu("h100-sxm"), weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=1, context=int(context)
+    )
+    reported = dataclasses.replace(
+        result.gpu, memory_bytes=int(reported_memory_gb("h100-sxm", "torch") * 1e9)
+    )
+    return float(fit.engine_pool(dataclasses.replace(result, gpu=reported), float(utilization)).pool_tokens)
+
+
+def main_memory_ns(family: str) -> float:
+    """Latency of a family's main memory (its device memory, or a CPU's DRAM), ns (midpoint)."""
+    fam = hierarchy.family(family)
+    level = "device-memory" if fam.has_level("device-memory") else "host-memory"
+    return latency_ns(family, level)
+
+
+# ------------------------------------------------- additions for lesson 06 (quantization quality)
+# Published perplexities (simulators/quality.py, data/quantization_quality.csv) and the bytes a
+# decode step does not stream. ``group`` 0 means one scale per output channel.
+
+
+def _quality(model: str, method: str, bits: float, group: int) -> Any:
+    from simulators.quality import quality_row
+
+    return quality_row(model, method, float(bits), int(group) or None)
+
+
+def ppl(model: str, method: str = "fp16", bits: float = 16, group: int = 128) -> float:
+    """Published WikiText-2 perplexity of ``model`` quantized by ``method`` ("rtn", "gptq", "awq")
+    to ``bits`` (group 0 = per output channel); ``method`` "fp16" gives the same paper's baseline."""
+    if method == "fp16":
+        rows = [r for r in _quality_rows() if r.model_id == model and r.metric == "wikitext2_ppl"]
+        if not rows:
+            raise ValueError(f"no published FP16 perplexity for {model!r}")
+        return rows[0].baseline
+    row = _quality(model, method, bits, group)
+    if row.metric != "wikitext2_ppl":
+        raise ValueError(f"{row.id} is a ratio, not a perplexity: use ppl_increase_pct")
+    return row.value
+
+
+def ppl_increase_pct(model: str, method: str, bits: float, group: int = 128) -> float:
+    """How much higher the quantized perplexity is than FP16's, % (published rows only)."""
+    return _quality(model, method, bits, group).relative_increase * 100
+
+
+def _quality_rows() -> tuple[Any, ...]:
+    from simulators.quality import load_quality
+
+    return load_quality()
+
+
+def embedding_table_gb(model: str) -> float:
+    """The input embedding table, kept in 16-bit by every format of this course, GB. A decode step
+    looks up one row per token and does not stream it (0 when the table is tied to the output
+    head, which is streamed)."""
+    spec = _model(model)
+    return 0.0 if spec.tie_word_embeddings else spec.embedding_table_params() * 2 / 1e9
+
+
+def decode_stream_gb(model: str, context: int = 0, weight_fmt: str = "bf16", batch: int = 1) -> float:
+    """Bytes one decode step streams from memory: the weights it reads (not the embedding table,
+    output head in 16-bit) plus the KV cache of ``batch`` sequences of ``context`` tokens, GB."""
+    step = _decode(model, "h100-sxm", batch, context, weight_fmt, "bf16", 1)
+    return (step.weight_bytes + step.kv_bytes) / 1e9
+
+
 FUNCTIONS: dict[str, Callable[..., float]] = {
     name: value
     for name, value in list(globals().items())
@@ -796,3 +987,29 @@ LABELS: dict[str, Callable[..., str]] = {
     "dtype_name": dtype_name,
     "link_name": link_name,
 }
+
+
+# ------------------------------------------------- additions for lesson 06 (quantization quality)
+
+
+def quality_model(model: str) -> str:
+    """The display name of a model in the quality data (e.g. "LLaMA 7B", which has no preset)."""
+    from simulators.quality import load_quality
+
+    for row in load_quality():
+        if row.model_id == model:
+            return row.model
+    raise ValueError(f"no quality data for {model!r}")
+
+
+def quant_method(method: str) -> str:
+    """A quantization method's usual spelling ("gptq" → "GPTQ")."""
+    from simulators.quality import METHODS
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}")
+    return METHODS[method]
+
+
+LABELS["quality_model"] = quality_model
+LABELS["quant_method"] = quant_method

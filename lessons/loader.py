@@ -273,7 +273,10 @@ def _question(raw: Any, where: _Where, lesson_id: str = "") -> Question:
 
     def build_all() -> tuple[Question, ...]:
         if len(built) < len(combos):
-            built[:] = [_question_on(raw, context, lesson_id, combo, build_all) for combo in combos]
+            built[:] = [
+                _question_on(raw, context, lesson_id, combo, build_all, index)
+                for index, combo in enumerate(combos)
+            ]
         return tuple(built)
 
     first = _question_on(raw, where, lesson_id, combos[0], build_all if len(combos) > 1 else None)
@@ -287,6 +290,7 @@ def _question_on(
     lesson_id: str,
     names: dict[str, Any],
     build: Any,
+    index: int = 0,
 ) -> Question:
     qid = str(raw["id"])
     inputs = tuple(names.items())
@@ -349,6 +353,7 @@ def _question_on(
             lesson_id,
             _calls_models(raw),
             _fixed(raw, where, qid),
+            index,
             build,
         )
     if len(options) < 2:
@@ -384,6 +389,7 @@ def _question_on(
         lesson_id,
         _calls_models(raw),
         _fixed(raw, where, qid),
+        index,
         build,
     )
 

@@ -64,6 +64,7 @@ class Question:
     lesson: str = ""  # the id of the lesson it belongs to
     computed: bool = False  # its prompt, options or answer call the model functions
     fixed: str = ""  # why a computed question has no other inputs (``fixed:`` in its block)
+    variant_index: int = 0  # 0: the inputs the lesson shows; 1, 2, …: the others in ``given`` order
     _build: Callable[[], tuple[Question, ...]] | None = field(
         default=None, compare=False, repr=False, hash=False
     )

@@ -288,6 +288,13 @@ class Interconnect:
         return bits_per_s * self.encoding_payload_bits / self.encoding_total_bits / 8
 
     @property
+    def payload_per_direction_bytes_per_s(self) -> float:
+        """What one direction can carry, bytes/s: the rate after line encoding where the catalog has
+        its line-rate inputs (PCIe 5.0 x16: 63.0 GB/s, not the raw 64), else the published rate.
+        Efficiencies (``measured_fraction``, the 0.8 rule of thumb) apply to this."""
+        return self.encoded_per_direction_bytes_per_s or self.per_direction_bytes_per_s
+
+    @property
     def measured_fraction(self) -> float | None:
         """Measured one-way rate / spec one-way rate (encoded rate where known), or None.
 
@@ -295,8 +302,7 @@ class Interconnect:
         """
         if self.measured_bytes_per_s is None:
             return None
-        spec = self.encoded_per_direction_bytes_per_s or self.per_direction_bytes_per_s
-        return self.measured_bytes_per_s / spec
+        return self.measured_bytes_per_s / self.payload_per_direction_bytes_per_s
 
 
 # ---------------------------------------------------------------- parsing helpers

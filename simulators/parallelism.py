@@ -925,7 +925,7 @@ def communication_per_step(
     def link_for(kind: str) -> tuple[Interconnect, float]:
         link = inter if crosses[kind] else intra
         eff = efficiency if efficiency is not None else link_efficiency(link)
-        return link, link.per_direction_bytes_per_s * eff
+        return link, link.payload_per_direction_bytes_per_s * eff
 
     h, s, b, m = spec.hidden_size, layout.seq, layout.micro_batch, layout.num_microbatches
     t, d, p = layout.tp, layout.dp, layout.pp
@@ -1072,7 +1072,7 @@ def tensor_parallel_time_by_link(
     for link_id in link_ids:
         link = get_interconnect(link_id)
         eff = efficiency if efficiency is not None else link_efficiency(link)
-        out.append((link.name, total / (link.per_direction_bytes_per_s * eff)))
+        out.append((link.name, total / (link.payload_per_direction_bytes_per_s * eff)))
     return out
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from lessons import load_lessons
 from tests import pages
-from ui.lesson_view import PROGRESS_KEY, REVEALED_KEY
+from ui.lesson_view import PROGRESS_KEY, REVEALED_KEY, widget_key
 
 PAGE = "app_pages/lessons.py"
 LESSONS = load_lessons()
@@ -48,7 +48,7 @@ def _ordered(step):
 
 
 def _answer(at, lesson, question, right: bool) -> None:
-    key = f"{lesson.id}/{question.id}@{question.variant_key}"
+    key = widget_key(question)
     if question.is_numeric:
         at.number_input(key=f"input-{key}").set_value(question.answer if right else 1.5 * question.answer + 1)
     else:
@@ -113,7 +113,9 @@ def test_a_missed_question_is_recapped_with_a_link_back_and_counted_as_missed_af
 
 def test_try_again_draws_new_numbers_and_keeps_the_first_try():
     lesson = next(item for item in LESSONS if any(q.variants() for q in item.questions))
-    number, step = next((n, s) for n, s in enumerate(lesson.steps, 1) if any(q.variants() for q in s.questions))
+    number, step = next(
+        (n, s) for n, s in enumerate(lesson.steps, 1) if any(q.variants() for q in s.questions)
+    )
     question = next(q for q in step.questions if q.variants())
     at = open_page(lesson=lesson.id, step=str(number))
     if step.predict is not None and step.predict is not question:

@@ -473,11 +473,23 @@ def test_operation_hover_gives_flops_bytes_intensity_bound_and_time() -> None:
     assert trace["text"] == ["GEMM 4096³"]
 
 
-def test_operation_markers_use_one_trace_per_kind() -> None:
-    """Marker shape per kind: the reference operations span all kinds but 'model'."""
+def test_operation_markers_use_one_trace_per_kind_and_fusion() -> None:
+    """Marker shape per kind: the reference operations span all kinds but 'model'; a kernel that
+    comes fused and unfused has a filled and an open marker, each its own legend entry."""
     fig = roofline_figure([H100], "bf16", reference_operations())
     ops = [t for t in fig["data"] if t.get("legendgroup") == "operations"]
-    assert len({t["marker"]["symbol"] for t in ops}) == len(ops) == 5
+    symbols = [t["marker"]["symbol"] for t in ops]
+    assert len(set(symbols)) == len(ops) == 6
+    assert len({s.removesuffix("-open") for s in symbols}) == 5
+    opened = [t for t in ops if t["marker"]["symbol"].endswith("-open")]
+    assert len(opened) == 1 and "unfused" in opened[0]["name"]
+
+
+def test_points_at_the_same_place_name_each_other_in_their_hover() -> None:
+    """The unfused RMSNorm and LayerNorm sit almost on one spot: each hover names the other."""
+    fig = roofline_figure([H100], "bf16", reference_operations())
+    hovers = [h for t in fig["data"] if t.get("legendgroup") == "operations" for h in t["hovertext"]]
+    assert any("also here:" in h for h in hovers)
 
 
 def test_measured_point_hover_shows_its_fraction_of_the_roof() -> None:

@@ -335,6 +335,13 @@ def _show_result(question: Question, record: Mapping[str, Any]) -> None:
     st.markdown(term_markdown(question.explanation))
 
 
+def widget_key(asked: Question) -> str:
+    """The key of a question's answer form and field: ``<lesson>/<question>``, with ``-v<n>`` for a
+    variant other than the lesson's own (a new variant gets fresh, empty widgets)."""
+    base = course.key(asked.lesson, asked.id)
+    return base if asked.variant_index == 0 else f"{base}-v{asked.variant_index}"
+
+
 def current_variant(lesson: Lesson, question: Question) -> Question:
     """The variant this learner is being asked (the lesson's own until they ask for another)."""
     entry = answers().get(_qkey(lesson, question))
@@ -373,7 +380,7 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
                     st.session_state.setdefault(REVEALED_KEY, set()).add(key)
                     st.rerun()
                 return False
-            wkey = f"{key}@{asked.variant_key}"
+            wkey = widget_key(asked)
             with st.form(f"form-{wkey}", border=False, enter_to_submit=True):
                 if asked.is_numeric:
                     response = st.number_input(

@@ -8,37 +8,32 @@ from tests.answers.common import (
     _gpu,
     _spec,
     hierarchy,
+    llm_speed,
 )
 
+
+def _gemm_us(m: int, n: int, k: int, gpu_id: str) -> float:
+    """[M,K] x [K,N] in BF16 at the dense peak or the bandwidth, whichever binds, µs."""
+    gpu = _gpu(gpu_id)
+    compute = 2 * m * n * k / gpu.bf16_dense_flops
+    memory = 2 * (m * k + k * n + m * n) / gpu.memory_bandwidth_bytes_per_s
+    return max(compute, memory) * 1e6
+
+
 ANSWERS: dict[str, Callable[..., float]] = {
-    # ---- lessons 01, 02, 04, 05, 06 (add entries here)
     # 01 gpu-basics
-    "gpu-basics/threads-in-flight": lambda: (
-        _gpu("h100-sxm").sm_count * hierarchy.family("h100-sxm").max_warps_per_sm * 32
+    "gpu-basics/threads-in-flight": lambda gpu: (
+        _gpu(gpu).sm_count * hierarchy.family(gpu).max_warps_per_sm * 32
     ),
-    "gpu-basics/tensor-vs-cuda-cores": lambda: (
-        _gpu("h100-sxm").bf16_dense_flops / _gpu("h100-sxm").peak_flops("fp32")
+    "gpu-basics/tensor-vs-cuda-cores": lambda gpu: _gpu(gpu).bf16_dense_flops / _gpu(gpu).peak_flops("fp32"),
+    "gpu-basics/gemm-gflop": lambda model, tokens: (
+        2 * tokens * _spec(model).intermediate_size * _spec(model).hidden_size / 1e9
     ),
-    "gpu-basics/gemm-gflop": lambda: (
-        2 * 2048 * _spec("llama-3-8b").intermediate_size * _spec("llama-3-8b").hidden_size / 1e9
+    "gpu-basics/gemm-time": lambda gpu, model: _gemm_us(
+        2048, _spec(model).intermediate_size, _spec(model).hidden_size, gpu
     ),
-    "gpu-basics/gemm-time": lambda: (
-        # [2048, hidden] x [hidden, intermediate] at the dense peak or the bandwidth, whichever binds
-        max(
-            2
-            * 2048
-            * _spec("llama-3-8b").intermediate_size
-            * _spec("llama-3-8b").hidden_size
-            / _gpu("h100-sxm").bf16_dense_flops,
-            2
-            * (
-                2048 * _spec("llama-3-8b").hidden_size
-                + _spec("llama-3-8b").hidden_size * _spec("llama-3-8b").intermediate_size
-                + 2048 * _spec("llama-3-8b").intermediate_size
-            )
-            / _gpu("h100-sxm").memory_bandwidth_bytes_per_s,
-        )
-        * 1e6
+    "gpu-basics/prompt-time-at-peak": lambda model, gpu, tokens: (
+        llm_speed.prefill_time_s(_spec(model), tokens, peak_flops=_gpu(gpu).bf16_dense_flops, mfu=1.0) * 1e3
     ),
 }
 

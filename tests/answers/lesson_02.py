@@ -12,25 +12,35 @@ from tests.answers.common import (
     llm_memory,
 )
 
+
+def _hbm(gpu: str):
+    return hierarchy.get_level(gpu, "device-memory")
+
+
 ANSWERS: dict[str, Callable[..., float]] = {
     # 02 memory-hierarchy
-    "memory-hierarchy/bytes-in-flight": lambda: (
-        hierarchy.get_level("h100-sxm", "device-memory").latency_s("mid")
-        * hierarchy.get_level("h100-sxm", "device-memory").bandwidth_per_device_bytes_per_s
-        / 1e6
+    "memory-hierarchy/bytes-in-flight": lambda gpu: (
+        _hbm(gpu).latency_s("mid") * _hbm(gpu).bandwidth_per_device_bytes_per_s / 1e6
     ),
-    "memory-hierarchy/offload-slowdown": lambda: (
+    "memory-hierarchy/warps-per-sm-load": lambda gpu, load: (
+        # bytes in flight per SM ÷ (32 threads × load bytes)
+        _hbm(gpu).latency_s("mid")
+        * _hbm(gpu).bandwidth_per_device_bytes_per_s
+        / _gpu(gpu).sm_count
+        / (32 * load)
+    ),
+    "memory-hierarchy/offload-slowdown": lambda gpu, context: (
         hierarchy.place_model(
             llm_memory.weight_bytes(_spec("llama-3-70b"), "bf16"),
-            llm_memory.kv_cache_bytes(_spec("llama-3-70b"), 8192, 1, "bf16"),
-            hierarchy.family("h100-sxm").levels,
+            llm_memory.kv_cache_bytes(_spec("llama-3-70b"), context, 1, "bf16"),
+            hierarchy.family(gpu).levels,
             usable_fraction=0.9,
         ).slowdown
     ),
-    "memory-hierarchy/decode-bound-tok-s": lambda: (
+    "memory-hierarchy/decode-bound-tok-s": lambda model, gpu: (
         _decode(
-            _spec("llama-3-8b"),
-            _gpu("h100-sxm"),
+            _spec(model),
+            _gpu(gpu),
             batch=1,
             context_tokens=0,
         ).tokens_per_s

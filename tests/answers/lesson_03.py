@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.answers.common import (
+    _decode,
     _gpu,
     _spec,
     roofline,
@@ -15,8 +16,11 @@ ANSWERS: dict[str, Callable[..., float]] = {
     "roofline/ridge-h100": lambda gpu, dtype: (
         _gpu(gpu).peak_flops(dtype) / _gpu(gpu).memory_bandwidth_bytes_per_s
     ),
-    "roofline/crossover-llama3-8b": lambda: roofline.decode_crossover_batch(
-        _spec("llama-3-8b"), _gpu("h100-sxm"), "bf16", 0
+    "roofline/crossover-llama3-8b": lambda gpu: roofline.decode_crossover_batch(
+        _spec("llama-3-8b"), _gpu(gpu), "bf16", 0
+    ),
+    "roofline/decode-step-ms": lambda model, gpu, batch, context: (
+        batch / _decode(_spec(model), _gpu(gpu), batch=batch, context_tokens=context).tokens_per_s * 1e3
     ),
 }
 

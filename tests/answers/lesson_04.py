@@ -2,42 +2,59 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.answers.common import (
-    _gpu,
     _spec,
     llm_memory,
 )
 
+_SAMPLE = Path(__file__).resolve().parents[2] / "measure" / "samples" / "h100-sxm-80gb.json"
+
+
+def _reported(tool: str) -> float:
+    """Total bytes the shipped H100 sample reports: NVML (nvidia-smi) or torch."""
+    device = json.loads(_SAMPLE.read_text())["device"]
+    if tool == "nvidia-smi":
+        return device["nvml"]["memory_total_bytes"]
+    return device["cuda"]["total_memory_bytes"]
+
+
+def _kv_per_token(model: str, bytes_per_value: float = 2) -> float:
+    spec = _spec(model)
+    return 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * bytes_per_value
+
+
+def _total(model: str, fmt: str = "bf16", batch: int = 1, context: int = 8192) -> float:
+    return llm_memory.inference_memory(
+        _spec(model), weight_fmt=fmt, kv_fmt=fmt, batch=batch, context_tokens=context
+    ).total_bytes
+
+
 ANSWERS: dict[str, Callable[..., float]] = {
     # 04 sizing-vram
-    "sizing-vram/llama2-long-batch": lambda: (
-        2
-        * _spec("llama-2-7b").num_layers
-        * _spec("llama-2-7b").num_kv_heads
-        * _spec("llama-2-7b").head_dim
-        * 2
-        * 32768
-        * 8
-        / 1e9
+    "sizing-vram/kv-per-token": lambda model: _kv_per_token(model) / 1024,
+    "sizing-vram/llama2-long-batch": lambda model, batch: _kv_per_token(model) * 32768 * batch / 1e9,
+    "sizing-vram/total-llama3-8b": lambda model, context: _total(model, context=context) / 1e9,
+    "sizing-vram/reported-capacity": lambda: _reported("nvidia-smi") / 1e9,
+    "sizing-vram/estimate-in-gib": lambda model, fmt: _total(model, fmt) / 2**30,
+    "sizing-vram/engine-pool-tokens": lambda model, util: (
+        (util * _reported("torch") - _total(model) + llm_memory.kv_cache_bytes(_spec(model), 8192))
+        // _kv_per_token(model)
     ),
-    "sizing-vram/total-llama3-8b": lambda: (
-        llm_memory.inference_memory(_spec("llama-3-8b"), context_tokens=8192).total_bytes / 1e9
+    "sizing-vram/double-rule-share": lambda model, batch, context: (
+        _total(model, batch=batch, context=context)
+        / (2 * llm_memory.weight_bytes(_spec(model), "bf16"))
+        * 100
     ),
-    "sizing-vram/estimate-in-gib": lambda: (
-        llm_memory.inference_memory(
-            _spec("llama-3-70b"), weight_fmt="fp8", kv_fmt="fp8", context_tokens=8192
-        ).total_bytes
-        / 2**30
-    ),
-    "sizing-vram/engine-pool-tokens": lambda: (
+    "sizing-vram/weights-plus-kv": lambda model, fmt, batch: (
         (
-            0.9 * _gpu("h100-sxm").memory_bytes
-            - llm_memory.inference_memory(_spec("llama-3-8b"), context_tokens=8192).total_bytes
-            + llm_memory.kv_cache_bytes(_spec("llama-3-8b"), 8192)
+            llm_memory.weight_bytes(_spec(model), fmt)
+            + _kv_per_token(model, {"fp8": 1, "bf16": 2}[fmt]) * 8192 * batch
         )
-        // _spec("llama-3-8b").kv_cache_bytes_per_token()
+        / 1e9
     ),
 }
 

@@ -12,28 +12,21 @@ from tests.answers.common import (
 )
 
 ANSWERS: dict[str, Callable[..., float]] = {
-    # 10 choosing-hardware. Decode bound = bandwidth ÷ bytes per step (M4 Max: no sourced peak).
-    "choosing-hardware/m4max-70b-tok-s": lambda: (
+    # Decode bound = bandwidth ÷ bytes per step (Apple GPUs: no sourced peak, so memory only).
+    "choosing-hardware/m4max-70b-tok-s": lambda model, gpu: (
         llm_speed.decode_step(
-            _spec("llama-3-70b"),
-            bandwidth_bytes_per_s=_gpu("m4-max").memory_bandwidth_bytes_per_s,
+            _spec(model),
+            bandwidth_bytes_per_s=_gpu(gpu).memory_bandwidth_bytes_per_s,
             peak_flops=float("inf"),
             batch=1,
             context_tokens=8192,
             weight_fmt="int4",
         ).tokens_per_s
     ),
-    "choosing-hardware/gpu-hours-per-million": lambda: (
-        1e6
-        / (
-            _decode(
-                _spec("llama-3-8b"),
-                _gpu("h100-sxm"),
-                batch=1,
-                context_tokens=4096,
-            ).tokens_per_s
-            * 3600
-        )
+    # Break-even hours = purchase price ÷ hourly rent (prices stated in the prompt).
+    "choosing-hardware/buy-vs-rent": lambda price, rent: price / rent,
+    "choosing-hardware/gpu-hours-per-million": lambda model, gpu, batch: (
+        1e6 / (_decode(_spec(model), _gpu(gpu), batch=batch, context_tokens=4096).tokens_per_s * 3600)
     ),
 }
 

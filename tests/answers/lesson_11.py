@@ -7,15 +7,35 @@ from collections.abc import Callable
 from tests.answers.common import (
     _gpu,
     _spec,
+    llm_memory,
+    llm_speed,
 )
 
+# Mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter of model states (ZeRO, arXiv 1910.02054).
+ADAM_MIXED_BYTES_PER_PARAM = 16
+
+
+def _bound_ms(model: str, gpu: str, context: int) -> float:
+    """Batch-1 decode bound: (weights streamed + KV cache) ÷ datasheet bandwidth, ms."""
+    spec = _spec(model)
+    read = llm_speed.weight_bytes_read_per_step(spec, 1, "bf16") + llm_memory.kv_cache_bytes(spec, context, 1)
+    return read / _gpu(gpu).memory_bandwidth_bytes_per_s * 1e3
+
+
 ANSWERS: dict[str, Callable[..., float]] = {
-    # 11 measuring. 3,051 GB/s: STREAM triad measured on this project's H100 SXM
-    # (/work/shared/measured/README.md, measure/samples/h100-sxm-80gb.json); MFU = 6 N × tokens/s ÷
-    # (GPUs × dense peak) (PaLM, arXiv 2204.02311 App. B).
+    # 3,051 GB/s: STREAM triad measured on this project's H100 SXM (/work/shared/measured/README.md,
+    # measure/samples/h100-sxm-80gb.json).
     "measuring/triad-share": lambda: 3051e9 / _gpu("h100-sxm").memory_bandwidth_bytes_per_s * 100,
-    "measuring/mfu-8gpu": lambda: (
-        6 * _spec("llama-3-8b").param_count() * 48000 / (8 * _gpu("h100-sxm").bf16_dense_flops) * 100
+    # MFU = 6 N × tokens/s ÷ (GPUs × dense peak) (PaLM, arXiv 2204.02311 App. B).
+    "measuring/mfu-8gpu": lambda model, gpus, tok_s: (
+        6 * _spec(model).param_count() * tok_s / (gpus * _gpu("h100-sxm").bf16_dense_flops) * 100
+    ),
+    # Synchronous checkpoint: 16 B/param written at the stated rate, as a share of 30 minutes.
+    "measuring/checkpoint-stall": lambda model, write_gbs: (
+        _spec(model).param_count() * ADAM_MIXED_BYTES_PER_PARAM / (write_gbs * 1e9) / 1800 * 100
+    ),
+    "measuring/decode-share": lambda model, gpu, context, step_ms: (
+        _bound_ms(model, gpu, context) / step_ms * 100
     ),
 }
 

@@ -140,7 +140,10 @@ def render_roofline(state, container: Any, key: str, verdict: Any = None) -> Non
     if not chosen:
         container.warning("Pick at least one accelerator that has this precision.")
         return
-    metric_row(verdict or container, verdict_metrics(values, chosen[0]))
+    if verdict is not None or not key.startswith("lesson-"):
+        # Embedded in a lesson step the four numbers would state answers (ridge, crossover batch)
+        # that later questions ask for; the chart alone makes the step's point there.
+        metric_row(verdict or container, verdict_metrics(values, chosen[0]))
     spec = roofline_spec(
         tuple(a.id for a in chosen),
         values["rf_dtype"],
