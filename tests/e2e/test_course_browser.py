@@ -107,6 +107,12 @@ def test_progress_survives_a_reload_a_second_browser_and_an_export_import(app_ur
     page.reload(wait_until="domcontentloaded")
     _settle(page, 1500)
     assert _answered(page) >= 1, "the answer is still there after a reload"
+    for number in answered_steps[:-1]:  # and the other two, on their steps
+        page.goto(f"{app_url}/lessons?lesson={lesson.id}&step={number}", wait_until="domcontentloaded")
+        _settle(page, 1000)
+        assert _answered(page) >= 1, f"step {number} lost its answer"
+    page.goto(f"{app_url}/lessons?lesson={lesson.id}&step={last}", wait_until="domcontentloaded")
+    _settle(page, 1500)
     stored = json.loads(page.evaluate(f"() => localStorage.getItem('{STORAGE_KEY}')"))
     assert len(stored["answers"]) == 3 and stored["steps"][lesson.id] == last
 
