@@ -516,8 +516,8 @@ def render_step(lesson: Lesson, number: int, sequence: Sequence[tuple[str, int]]
 
 def _render_slide(lesson: Lesson, step: Step, predict: Question | None, quiz_number: int) -> None:
     """Presenter view: a step is a slide. The question and its Reveal button come first on the
-    left (above the fold on a 1280×720 projector), the chart large on the right, and the step's
-    text folded below for the teacher."""
+    left (above the fold on a 1280×720 projector); the chart is large on the right, with the step's
+    text folded below the question for the teacher. A step without a chart shows its text there."""
     words, visual = st.columns([2, 3], gap="large")
     with words:
         unlocked = True
@@ -529,15 +529,22 @@ def _render_slide(lesson: Lesson, step: Step, predict: Question | None, quiz_num
                     quiz_number += 1
                     if not _question(lesson, question, quiz_number):
                         break  # one open question at a time on a slide
-        with st.expander("The step's text", expanded=not step.questions):
-            st.markdown(term_markdown(step.body))
-            if unlocked and step.reveal:
-                st.markdown(term_markdown(step.reveal))
+        if step.view is not None:
+            with st.expander("The step's text", expanded=not step.questions):
+                _slide_text(step, unlocked)
     with visual:
-        if unlocked:
+        if step.view is None:
+            _slide_text(step, unlocked)
+        elif unlocked:
             _embed(lesson, step)
         else:
             st.caption("Reveal the answer to show the chart.")
+
+
+def _slide_text(step: Step, unlocked: bool) -> None:
+    st.markdown(term_markdown(step.body))
+    if unlocked and step.reveal:
+        st.markdown(term_markdown(step.reveal))
 
 
 def render_missing_step(lesson: Lesson, wanted: str) -> None:
