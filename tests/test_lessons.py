@@ -234,3 +234,22 @@ def test_the_right_option_is_spread_over_positions():
     assert [q.options for q in shuffled_twice.questions] == [
         q.options for q in load_lessons()[0].questions
     ], "the order must be stable across loads"
+
+
+def test_the_right_option_is_not_given_away_by_its_length():
+    """A learner should not find the answer by picking the longest option: the right one may be
+    strictly the longest in at most 40% of the choice questions (chance is about a third)."""
+    offenders = []
+    asked = 0
+    for lesson in load_lessons():
+        for question in lesson.questions:
+            if question.is_numeric:
+                continue
+            asked += 1
+            lengths = [len(option.text) for option in question.options]
+            right = lengths[question.answer]
+            if all(right > length for i, length in enumerate(lengths) if i != question.answer):
+                offenders.append(f"{lesson.file} {question.id} {lengths}")
+    assert len(offenders) <= 0.4 * asked, (
+        f"the right option is the longest in {len(offenders)} of {asked} questions:\n" + "\n".join(offenders)
+    )
