@@ -66,6 +66,92 @@ SUPPORTED_FAMILIES = (
 )
 
 
+# Families whose every size the calculator reproduces exactly: transformers builds each one's
+# default config on the meta device, and its parameters and cache after 4,096 and 32,768 tokens
+# match (tests/test_arch_oracle.py, run in CI over every decoder-only architecture the pinned
+# transformers ships). DeepSeek-V2 and OpenELM are checked through their real configs instead
+# (tests/test_llm_memory_oracle.py, the presets). Any other family is refused: a number that may be
+# wrong is worse than none.
+EXACT_FAMILIES = frozenset(
+    {
+        "apertus", "arcee", "bitnet", "bloom", "cohere", "cohere2", "cohere2_moe", "cwm", "deepseek_v2",
+        "deepseek_v3",
+        "diffllama", "ernie4_5", "exaone4", "falcon", "flex_olmo", "gemma", "gemma2", "gemma3_text",
+        "glm", "glm4", "gpt-sw3", "gpt2", "gpt_bigcode", "gpt_neox", "gpt_oss", "granite",
+        "granite_swa", "granitemoe", "granitemoe_swa", "granitemoeshared", "helium", "hyperclovax",
+        "internlm3", "iquestcoder", "llama", "mellum", "minimax_m2", "ministral3", "mistral",
+        "mixtral", "modernbert-decoder", "olmo", "olmo2", "olmo3", "olmoe", "openelm", "opt", "phi",
+        "phi3", "phimoe", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "seed_oss", "smollm3",
+        "stablelm", "starcoder2", "vaultgemma",
+        # non-gated MLPs
+        "jais2", "nanochat", "persimmon",
+        # fields spelled their own way
+        "aria_text", "ernie4_5_moe", "exaone_moe", "glm4_moe", "glm4_moe_lite", "hy_v3", "kolibri1",
+        # older architectures
+        "codegen", "ctrl", "gpt_neox_japanese", "gptj", "xglm",
+    }
+)  # fmt: skip
+
+_STATE_LAYERS = (
+    "has state-space or recurrent layers, which keep a fixed-size state instead of a KV cache that "
+    "grows with the context"
+)
+_LINEAR_LAYERS = (
+    "has linear-attention layers, which keep a fixed-size recurrent and convolution state instead "
+    "of a KV cache that grows with the context"
+)
+_PER_LAYER_SHAPES = "gives some layers their own KV heads, head size or MLP width"
+_LATENT_VARIANT = "uses a variant of latent or sparse attention whose cache the calculator does not model yet"
+# Why a family is refused, where the reason is known (the oracle's comparison says which part differs).
+NOT_YET_MODELLED: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "mamba", "mamba2", "falcon_mamba", "falcon_h1", "jamba", "bamba", "zamba", "zamba2",
+            "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe", "lfm3", "recurrent_gemma", "rwkv",
+            "xlstm", "zaya",
+        ),
+        _STATE_LAYERS,
+    ),
+    **dict.fromkeys(
+        (
+            "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "olmo_hybrid",
+            "bailing_hybrid", "minimax", "minimax_m3_vl_text",
+        ),
+        _LINEAR_LAYERS,
+    ),
+    **dict.fromkeys(("gemma4_text", "gemma4_unified_text", "gemma3n_text", "youtu"), _PER_LAYER_SHAPES),
+    "llama4_text": "has chunked-attention layers (attention_chunk_size), whose cache the calculator does "
+    "not cap yet",
+    **dict.fromkeys(
+        ("deepseek_v32", "deepseek_v4", "glm_moe_dsa", "minicpm3", "axk1", "axk2", "dots3_note_text"),
+        _LATENT_VARIANT,
+    ),
+}  # fmt: skip
+# Layer kinds of ``layer_types`` the calculator models (others are refused, naming the field).
+KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+
+
+# Families whose attention always has as many KV heads as query heads, of hidden_size // heads.
+_MULTI_HEAD_ONLY = frozenset({"persimmon", "gptj", "codegen", "ctrl", "gpt_neox_japanese", "xglm"})
+
+
+def check_family(family: str) -> None:
+    """Raise ``ValueError`` naming ``model_type`` unless the calculator is exact for ``family``."""
+    if family in EXACT_FAMILIES:
+        return
+    reason = NOT_YET_MODELLED.get(family)
+    what = (
+        f"{family!r} {reason}"
+        if reason
+        else f"{family!r} is an architecture the calculator has not been checked against"
+    )
+    raise _fail(
+        "model_type",
+        f"{what}. The calculator refuses it rather than give a memory figure that may be wrong "
+        f"(it is exact for {len(EXACT_FAMILIES)} families, checked against transformers).",
+    )
+
+
 def _fail(field_name: str, problem: str) -> ValueError:
     return ValueError(f"config field '{field_name}': {problem}")
 
@@ -226,6 +312,8 @@ class ModelSpec:
     embed_dim: int = 0  # OPT's word_embed_proj_dim when it differs from hidden_size (0: same)
     lm_head_bias: bool = False
     parallel_attention: bool = False  # attention and MLP read the same input (GPT-J, Falcon, Phi)
+    mlp_act_params: int = 0  # learned parameters of each dense MLP's activation (xIELU: alpha_p, alpha_n)
+    extra_attention_params: int = 0  # outside the per-layer pattern (GPT-NeoX-Japanese's last o bias)
     # Mixture of experts
     num_experts: int = 0
     experts_per_token: int = 0
@@ -233,6 +321,8 @@ class ModelSpec:
     num_shared_experts: int = 0  # DeepSeek: shared experts of expert_intermediate_size each
     shared_expert_intermediate_size: int = 0  # Qwen2-MoE: one shared expert of this width
     shared_expert_gate: bool = False
+    shared_expert_bias: bool = False  # shared experts' projections have biases (ERNIE 4.5, Aria)
+    router_bias: bool = False  # a learned per-expert score bias beside each router (ERNIE 4.5 MoE)
     moe_layers: tuple[int, ...] = ()
     # Multi-head latent attention (DeepSeek-V2/V3)
     q_lora_rank: int = 0
@@ -270,6 +360,21 @@ class ModelSpec:
         family = family.strip().lower()
         if family in ("refinedweb", "refinedwebmodel"):  # early Falcon checkpoints
             family = "falcon"
+        check_family(family)
+        layer_types = cfg.get("layer_types")
+        if isinstance(layer_types, list):
+            unknown = sorted({str(t) for t in layer_types} - KNOWN_LAYER_TYPES)
+            if unknown:
+                raise _fail(
+                    "layer_types",
+                    f"layers of kind {', '.join(unknown)} are not modelled yet (only full and "
+                    "sliding-window attention): refused rather than sized as attention layers",
+                )
+        if cfg.get("attention_chunk_size"):
+            raise _fail(
+                "attention_chunk_size",
+                "chunked attention is not modelled yet: its cache would be sized as full attention",
+            )
 
         if family == "openelm":
             spec = cls(**_read_openelm(r, name or str(cfg.get("_name_or_path") or "")))
@@ -278,7 +383,9 @@ class ModelSpec:
 
         hidden = r.int("hidden_size", "n_embd", "d_model", "dim", limit_key="hidden_size")
         layers = r.int("num_hidden_layers", "n_layer", "num_layers", "n_layers", limit_key="num_layers")
-        heads = r.int("num_attention_heads", "n_head", "num_heads", "n_heads", limit_key="num_heads")
+        heads = r.int(
+            "num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads", limit_key="num_heads"
+        )
         vocab = r.int("vocab_size", "padded_vocab_size", limit_key="vocab_size")
         max_positions = r.int(
             "max_position_embeddings",
@@ -302,7 +409,7 @@ class ModelSpec:
                 kv_default = 1
         elif family == "gpt_bigcode" and r.bool("multi_query", default=True):
             kv_default = 1
-        if family == "falcon" or family == "gpt_bigcode":
+        if family in ("falcon", "gpt_bigcode") or family in _MULTI_HEAD_ONLY:
             kv_heads = kv_default
         else:
             kv_heads = r.int(
@@ -320,7 +427,13 @@ class ModelSpec:
             )
 
         head_dim_default = hidden // heads if hidden % heads == 0 else 0
+        if family == "glm4_moe":  # its attention floors hidden_size / heads when head_dim is absent
+            head_dim_default = hidden // heads
+        elif family == "glm4_moe_lite":  # Glm4MoeLiteConfig maps head_dim to qk_rope_head_dim
+            head_dim_default = r.int("qk_rope_head_dim", limit_key="head_dim")
         head_dim = r.int("head_dim", limit_key="head_dim", default=head_dim_default or 0, minimum=0)
+        if family in _MULTI_HEAD_ONLY:  # their attention ignores head_dim: hidden_size // heads
+            head_dim = head_dim_default
         if head_dim == 0:
             raise _fail(
                 "head_dim",
@@ -336,6 +449,9 @@ class ModelSpec:
             "opt",
             "bloom",
             "starcoder2",
+            "ctrl",
+            "gpt_neox_japanese",
+            "xglm",
         }
         kw["tie_word_embeddings"] = r.bool("tie_word_embeddings", default=tie_default)
 
@@ -426,6 +542,86 @@ class ModelSpec:
                 "norms_per_layer": (n_ln if parallel else 2),
                 "parallel_attention": parallel,
             }
+        elif family in ("gptj", "codegen"):
+            # GPT-J / CodeGen: attention and MLP in parallel after one LayerNorm; q, k, v (fused
+            # in CodeGen) and out without bias; GELU MLP and LM head with bias.
+            inner = r.int("n_inner", limit_key="intermediate_size", default=4 * hidden)
+            kw |= {
+                "gated_mlp": False,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "norms_per_layer": 1,
+                "lm_head_bias": True,
+                "parallel_attention": True,
+            }
+        elif family == "gpt_neox_japanese":
+            # No biases except the last layer's attention output (dense_bias); MLP of
+            # hidden_size × intermediate_multiple_size.
+            multiple = cfg.get("intermediate_multiple_size", 4)
+            if isinstance(multiple, bool) or not isinstance(multiple, (int, float)) or not 0 < multiple <= 64:
+                raise _fail("intermediate_multiple_size", f"must be a positive number, got {multiple!r}")
+            inner = int(hidden * multiple)
+            if inner < 1:
+                raise _fail("intermediate_multiple_size", f"gives an MLP of width {inner}")
+            kw |= {"gated_mlp": False, "layer_norm": True, "extra_attention_params": hidden}
+        elif family == "ctrl":
+            # Salesforce CTRL: biases everywhere, ReLU MLP of width dff, LayerNorms, LM head bias.
+            inner = r.int("dff", limit_key="intermediate_size", default=8192)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "lm_head_bias": True,
+            }
+        elif family == "xglm":
+            # XGLM: sinusoidal positions (not parameters), biases everywhere, GELU MLP, LayerNorms.
+            inner = r.int("ffn_dim", limit_key="intermediate_size", default=4096)
+            if r.bool("add_cross_attention", default=False):
+                raise _fail(
+                    "add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model"
+                )
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+            }
+        elif family == "persimmon":
+            # Adept's Persimmon: fused qkv and dense with biases, LayerNorms, optional LayerNorm
+            # over each head's q and k, ReLU² MLP with biases.
+            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+            qk_layernorm = r.bool("qk_layernorm", default=True)
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": True,
+                "o_bias": True,
+                "mlp_bias": True,
+                "layer_norm": True,
+                "qk_norm": "layer" if qk_layernorm else "none",
+                "qk_norm_dim": head_dim if qk_layernorm else 0,
+            }
+        elif family in ("apertus", "arcee", "nanochat", "jais2"):
+            # Llama-style attention with a non-gated MLP (up, activation, down): ReLU² (Arcee,
+            # NanoChat, Jais 2) or xIELU (Apertus, whose activation learns alpha_p and alpha_n).
+            inner = r.int("intermediate_size", limit_key="intermediate_size")
+            bias = r.bool("attention_bias", default=family == "jais2")
+            xielu = family == "apertus" and r.config.get("hidden_act", "xielu") == "xielu"
+            kw |= {
+                "gated_mlp": False,
+                "qkv_bias": bias,
+                "o_bias": bias,
+                "mlp_bias": r.bool("mlp_bias", default=family == "jais2")
+                if family in ("arcee", "jais2")
+                else False,
+                "layer_norm": family == "jais2",  # Jais 2: LayerNorm with bias; others RMSNorm
+                "norm_params": family != "nanochat",  # NanoChat's RMSNorms have no weight
+                "qk_norm": "rms" if family == "apertus" else "none",  # NanoChat's q/k norms: no weight
+                "qk_norm_dim": head_dim if family == "apertus" else 0,
+                "mlp_act_params": 2 if xielu else 0,
+            }
         elif family == "starcoder2":
             inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
             bias = r.bool("use_bias", default=True)
@@ -439,24 +635,43 @@ class ModelSpec:
         else:
             # Llama-style: llama, mistral, mixtral, qwen2(+moe), qwen3(+moe), gemma(2), phi3,
             # deepseek_v2/v3, and any unknown family with the standard fields.
-            inner = r.int("intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size")
-            attention_bias = r.bool("attention_bias", default=False)
+            if family == "kolibri1":  # every layer is MoE: no dense MLP width
+                inner = r.int("moe_intermediate_size", limit_key="intermediate_size")
+            else:
+                inner = r.int(
+                    "intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size"
+                )
+            attention_bias = r.bool("attention_bias", default=False) and family not in (
+                "kolibri1",
+                "exaone_moe",
+            )
+            mlp_bias = (
+                r.bool("mlp_bias", default=False)
+                if family in ("llama", "deepseek_v2", "aria_text", "hy_v3")
+                else False
+            )
             if family == "qwen2":
                 qkv_bias, o_bias = True, False
             elif family == "qwen2_moe":
                 qkv_bias, o_bias = r.bool("qkv_bias", default=True), False
+            elif family == "glm4_moe":
+                qkv_bias, o_bias = attention_bias, False
+            elif family in ("ernie4_5", "ernie4_5_moe"):
+                # ERNIE 4.5: use_bias on every projection, the MLPs and the LM head.
+                qkv_bias = o_bias = mlp_bias = r.bool("use_bias", default=False)
+                kw["lm_head_bias"] = mlp_bias
             else:
                 qkv_bias = o_bias = attention_bias
             kw |= {
                 "gated_mlp": True,
                 "qkv_bias": qkv_bias,
                 "o_bias": o_bias,
-                "mlp_bias": r.bool("mlp_bias", default=False)
-                if family in ("llama", "deepseek_v2")
-                else False,
-                "norms_per_layer": 4 if family == "gemma2" else 2,
+                "mlp_bias": mlp_bias,
+                "norms_per_layer": 4 if family in ("gemma2", "kolibri1") else 2,
             }
-            if family in ("qwen3", "qwen3_moe"):
+            if family in ("qwen3", "qwen3_moe", "kolibri1", "hy_v3", "exaone_moe") or (
+                family == "glm4_moe" and r.bool("use_qk_norm", default=False)
+            ):
                 kw |= {"qk_norm": "rms", "qk_norm_dim": head_dim}
 
         kw |= {
@@ -471,8 +686,8 @@ class ModelSpec:
         }
 
         kw |= _read_moe(r, family, layers, inner)
-        if family in ("deepseek_v2", "deepseek_v3"):
-            kw |= _read_mla(r, heads)
+        if family in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
+            kw |= _read_mla(r, heads, q_lora_default=768 if family == "glm4_moe_lite" else 1536)
         kw |= _read_sliding(r, cfg, family, layers)
 
         spec = cls(**kw)
@@ -511,10 +726,11 @@ class ModelSpec:
             lm_head += self.vocab_size
 
         attention = sum(self._attention_params_per_layer(q, kv) for q, kv, _ in self.layer_shapes())
+        attention += self.extra_attention_params
         moe_layer_count = len(self.moe_layers) if self.is_moe else 0
         moe_set = set(self.moe_layers) if self.is_moe else set()
         mlp = sum(
-            self._mlp_params(width, bias=self.mlp_bias)
+            self._mlp_params(width, bias=self.mlp_bias) + self.mlp_act_params
             for i, (_, _, width) in enumerate(self.layer_shapes())
             if i not in moe_set
         )
@@ -522,11 +738,11 @@ class ModelSpec:
         if moe_layer_count:
             per_expert = self._mlp_params(self.expert_intermediate_size, bias=False)
             routed = moe_layer_count * self.num_experts * per_expert
-            routers = moe_layer_count * self.num_experts * h
+            routers = moe_layer_count * self.num_experts * (h + (1 if self.router_bias else 0))
             shared = 0
             if self.num_shared_experts:
                 shared += self._mlp_params(
-                    self.expert_intermediate_size * self.num_shared_experts, bias=False
+                    self.expert_intermediate_size * self.num_shared_experts, bias=self.shared_expert_bias
                 )
             if self.shared_expert_intermediate_size:
                 shared += self._mlp_params(self.shared_expert_intermediate_size, bias=False)
@@ -736,7 +952,13 @@ def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[st
     if not experts:
         return {}
     top_k = r.int(
-        "num_experts_per_tok", "num_experts_per_token", "moe_top_k", "top_k", limit_key="experts_per_token"
+        "num_experts_per_tok",
+        "num_experts_per_token",
+        "moe_top_k",
+        "top_k",
+        "moe_k",  # ERNIE 4.5
+        "moe_topk",  # Aria
+        limit_key="experts_per_token",
     )
     if top_k > experts:
         raise _fail("num_experts_per_tok", f"{top_k} is more than the {experts} experts")
@@ -762,13 +984,62 @@ def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[st
             )
             out["shared_expert_intermediate_size"] = shared
             out["shared_expert_gate"] = True
-    elif family in ("deepseek_v2", "deepseek_v3"):
+    elif family in ("hy_v3", "exaone_moe"):
+        # mlp_layer_types says which layers are MoE (default: the first dense, or the first
+        # first_k_dense_replace in EXAONE MoE); shared experts of moe_intermediate_size each.
         out["expert_intermediate_size"] = r.int("moe_intermediate_size", limit_key="expert_intermediate_size")
         out["num_shared_experts"] = r.int(
-            "n_shared_experts", limit_key="num_shared_experts", default=0, minimum=0
+            "num_shared_experts", limit_key="num_shared_experts", default=1, minimum=0
         )
-        first_dense = r.int("first_k_dense_replace", limit_key="num_layers", default=0, minimum=0)
-        out["moe_layers"] = tuple(range(min(first_dense, layers), layers))
+        if family == "hy_v3":
+            out["shared_expert_bias"] = r.bool("mlp_bias", default=False)
+            first_dense = 1
+        else:
+            first_dense = r.int("first_k_dense_replace", limit_key="num_layers", default=1, minimum=0)
+        out["moe_layers"] = _sparse_layers(r, layers, first_dense)
+    elif family in ("deepseek_v2", "deepseek_v3", "glm4_moe", "glm4_moe_lite"):
+        out["expert_intermediate_size"] = r.int("moe_intermediate_size", limit_key="expert_intermediate_size")
+        # Absent fields take the defaults of each family's config class in transformers.
+        out["num_shared_experts"] = r.int(
+            "n_shared_experts",
+            limit_key="num_shared_experts",
+            default=2 if family == "deepseek_v2" else 1,
+            minimum=0,
+        )
+        if family == "glm4_moe_lite":
+            out["moe_layers"] = _sparse_layers(r, layers, 1)
+        else:
+            first_dense = r.int(
+                "first_k_dense_replace",
+                limit_key="num_layers",
+                default={"deepseek_v2": 0, "deepseek_v3": 3}.get(family, 1),
+                minimum=0,
+            )
+            out["moe_layers"] = tuple(range(min(first_dense, layers), layers))
+    elif family == "ernie4_5_moe":
+        # A layer is MoE when (i + 1) % moe_layer_interval == 0 and start <= i <= end (end -1: last).
+        out["expert_intermediate_size"] = r.int("moe_intermediate_size", limit_key="expert_intermediate_size")
+        out["num_shared_experts"] = r.int(
+            "moe_num_shared_experts", limit_key="num_shared_experts", default=0, minimum=0
+        )
+        out["shared_expert_bias"] = r.bool("use_bias", default=False)
+        out["router_bias"] = True  # moe_statics.e_score_correction_bias, a parameter
+        interval = r.int("moe_layer_interval", limit_key="num_layers", default=1)
+        start = r.int("moe_layer_start_index", limit_key="num_layers", default=0, minimum=0)
+        end = r.config.get("moe_layer_end_index", -1)
+        if isinstance(end, bool) or not isinstance(end, int) or end < -1:
+            raise _fail("moe_layer_end_index", f"must be a layer index or -1, got {end!r}")
+        end = layers - 1 if end == -1 else end
+        out["moe_layers"] = tuple(i for i in range(layers) if (i + 1) % interval == 0 and start <= i <= end)
+    elif family == "aria_text":
+        # Every layer is MoE; experts are intermediate_size wide, the shared experts together
+        # intermediate_size × moe_num_shared_experts, with mlp_bias.
+        out["expert_intermediate_size"] = dense_inner
+        out["num_shared_experts"] = r.int(
+            "moe_num_shared_experts", limit_key="num_shared_experts", default=2, minimum=0
+        )
+        out["shared_expert_bias"] = r.bool("mlp_bias", default=False)
+        out["moe_layers"] = tuple(range(layers))
     else:
         out["expert_intermediate_size"] = r.int(
             "moe_intermediate_size",
@@ -777,17 +1048,35 @@ def _read_moe(r: _Reader, family: str, layers: int, dense_inner: int) -> dict[st
             default=dense_inner,
         )
         out["moe_layers"] = tuple(range(layers))
+        if family == "kolibri1":  # one ungated shared expert of its own width
+            out["shared_expert_intermediate_size"] = r.int(
+                "shared_expert_intermediate_size",
+                limit_key="shared_expert_intermediate_size",
+                default=0,
+                minimum=0,
+            )
     return out
 
 
-def _read_mla(r: _Reader, heads: int) -> dict[str, Any]:
+def _sparse_layers(r: _Reader, layers: int, first_dense: int) -> tuple[int, ...]:
+    """MoE layers from ``mlp_layer_types`` ("dense" or "sparse" per layer); absent, all but the
+    first ``first_dense`` layers."""
+    kinds = r.config.get("mlp_layer_types")
+    if kinds is None:
+        return tuple(range(min(first_dense, layers), layers))
+    if not isinstance(kinds, list) or len(kinds) != layers or not set(map(str, kinds)) <= {"dense", "sparse"}:
+        raise _fail("mlp_layer_types", f'must be a list of "dense" or "sparse", one per layer ({layers})')
+    return tuple(i for i, kind in enumerate(kinds) if kind == "sparse")
+
+
+def _read_mla(r: _Reader, heads: int, q_lora_default: int = 1536) -> dict[str, Any]:
     return {
-        # An absent key means 1536 in transformers' DeepseekV2/V3Config; an explicit null means
-        # no query compression (DeepSeek-V2-Lite).
+        # An absent key means 1536 in transformers' DeepseekV2/V3Config (768 in GLM-4.7-Flash's
+        # Glm4MoeLiteConfig); an explicit null means no query compression (DeepSeek-V2-Lite).
         "q_lora_rank": (
             r.int("q_lora_rank", limit_key="lora_rank", minimum=0)
             if r.present("q_lora_rank")
-            else (0 if "q_lora_rank" in r.config else 1536)
+            else (0 if "q_lora_rank" in r.config else q_lora_default)
         ),
         "kv_lora_rank": r.int("kv_lora_rank", limit_key="lora_rank"),
         "qk_nope_head_dim": r.int("qk_nope_head_dim", limit_key="head_dim"),
@@ -806,6 +1095,18 @@ def _read_sliding(r: _Reader, cfg: Mapping[str, Any], family: str, layers: int) 
     if not window:
         return {}
     layer_types = cfg.get("layer_types")
+    if layer_types is None and family == "kolibri1":  # Kolibri1Config: every fifth layer is full
+        layer_types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(layers)]
+    if layer_types is None and family == "exaone_moe":  # from sliding_window_pattern (default 4)
+        pattern = cfg.get("sliding_window_pattern", 4)
+        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 0:
+            raise _fail(
+                "sliding_window_pattern",
+                f"{pattern!r} without layer_types is not read: give layer_types to size this model",
+            )
+        layer_types = [
+            "sliding_attention" if pattern and (i + 1) % pattern else "full_attention" for i in range(layers)
+        ]
     if layer_types is not None:
         if not isinstance(layer_types, list) or len(layer_types) != layers:
             raise _fail("layer_types", f"must be a list with one entry per layer ({layers})")
