@@ -422,7 +422,7 @@ def catalog_table(result: FitResult, catalog: Sequence[Accelerator]) -> list[dic
         rows.append(
             {
                 "Accelerator": accelerator.name,
-                "Memory per device": f"{accelerator.memory_bytes / 1e9:,.0f} GB",
+                "Memory per device": accelerator.memory_label,
                 "Bandwidth": f"{accelerator.memory_bandwidth_bytes_per_s / 1e12:,.2f} TB/s",
                 f"Fits on {result.n_gpus}": "yes" if fits else "no",
                 "Devices needed": str(needed) if needed else f"> {MAX_GPUS}",

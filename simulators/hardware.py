@@ -7,8 +7,8 @@ checked when they are loaded: a bad cell raises :class:`CatalogError` naming the
 file, the row id and the column, so a typo fails the test suite, not a page.
 
 Units inside the code are bytes, seconds and FLOP/s (int8: OP/s). The CSV keeps
-the units vendors print (GB, GB/s, TFLOPS, MiB, Gb/s, us); conversion happens here,
-once, at load time.
+the units vendors print (GB or GiB, GB/s, TFLOPS, MiB, Gb/s, us); conversion happens
+here, once, at load time.
 """
 
 from __future__ import annotations
@@ -25,8 +25,12 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 ACCELERATORS_CSV = DATA_DIR / "accelerators.csv"
 INTERCONNECTS_CSV = DATA_DIR / "interconnects.csv"
 
-DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-"""Formats ``Accelerator.peak_flops`` knows. fp32 is the vector (non-tensor) rate."""
+DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+"""Formats ``Accelerator.peak_flops`` knows. fp32 is the vector (non-tensor) rate; fp4 is the
+vendor's 4-bit float matrix rate (NVFP4 / MXFP4, microscaled)."""
+
+MEMORY_UNITS: dict[str, int] = {"GB": 10**9, "GiB": 2**30}
+"""Units a capacity label may be stated in (``memory_unit`` column; empty means GB)."""
 
 KINDS: tuple[str, ...] = ("gpu", "tpu", "accelerator", "cpu", "soc")
 INTERCONNECT_KINDS: tuple[str, ...] = ("host-device", "scale-up", "chip-to-chip", "scale-out")
@@ -47,6 +51,7 @@ _PEAK_COLUMNS: dict[str, str] = {
     "fp16": "fp16_dense_tflops",
     "fp8": "fp8_dense_tflops",
     "int8": "int8_dense_tops",
+    "fp4": "fp4_dense_tflops",
 }
 
 ACCELERATOR_COLUMNS: tuple[str, ...] = (
@@ -58,6 +63,7 @@ ACCELERATOR_COLUMNS: tuple[str, ...] = (
     "architecture",
     "devices_per_board",
     "memory_gb",
+    "memory_unit",
     "memory_type",
     "memory_bandwidth_gbytes_per_s",
     "memory_channels",
@@ -119,11 +125,12 @@ class Accelerator:
     bandwidth, FLOP/s, L2 and SM count. ``tdp_w`` and ``interconnect_bytes_per_s``
     stay as the vendor publishes them (per board / per package).
 
-    ``memory_bytes`` is the vendor's capacity label read as decimal GB:
-    ``label_GB * 1e9 / devices_per_board``. Labels are not exact byte counts: NVIDIA's
-    "80GB" parts are 80 GiB, so torch reports a little more than 80e9 bytes
-    (A100 80GB: 81,920 MiB; H100 SXM: about 81,090 MiB). ``None`` for host CPUs,
-    whose capacity depends on the DIMMs fitted.
+    ``memory_bytes`` is the vendor's capacity label in the unit the vendor states it
+    (``memory_unit``: "GB" = 1e9 bytes, the default, or "GiB" = 2**30 bytes, as Google
+    writes TPU HBM): ``label x unit / devices_per_board``. TPU v5p's "95 GiB" is
+    102.0e9 bytes. Labels are not exact byte counts: NVIDIA's "80GB" parts are 80 GiB,
+    so torch reports a little more than 80e9 bytes (A100 80GB: 81,920 MiB; H100 SXM:
+    about 81,090 MiB). ``None`` for host CPUs, whose capacity depends on the DIMMs fitted.
 
     ``memory_bandwidth_bytes_per_s`` is the published peak (decimal GB/s x 1e9), or
     for host CPUs ``channels x 8 bytes x MT/s`` computed from the sourced inputs.
@@ -140,6 +147,7 @@ class Accelerator:
     architecture: str
     devices_per_board: int
     memory_bytes: int | None
+    memory_unit: str
     memory_bandwidth_bytes_per_s: float
     memory_type: str
     memory_channels: int | None
@@ -150,6 +158,7 @@ class Accelerator:
     fp16_dense_flops: float | None
     fp8_dense_flops: float | None
     int8_dense_ops: float | None
+    fp4_dense_flops: float | None
     unsupported_dtypes: frozenset[str]
     tdp_w: float | None
     l2_bytes: int | None
@@ -172,6 +181,7 @@ class Accelerator:
             "fp16": self.fp16_dense_flops,
             "fp8": self.fp8_dense_flops,
             "int8": self.int8_dense_ops,
+            "fp4": self.fp4_dense_flops,
         }[dtype]
 
     def supports(self, dtype: str) -> bool:
@@ -186,7 +196,8 @@ class Accelerator:
         """Dense peak FLOP/s per device for ``dtype`` (int8: OP/s).
 
         fp32 is the vector (CUDA-core / non-tensor) rate; the others are matrix-unit
-        rates without sparsity, at the vendor's spec clock.
+        rates without sparsity, at the vendor's spec clock. fp4 is the 4-bit float
+        (NVFP4 / MXFP4) rate where the vendor publishes one.
 
         Raises:
             ValueError: the chip lacks the format in hardware (e.g. A100 has no fp8),
@@ -228,6 +239,21 @@ class Accelerator:
     def memory_gib(self) -> float | None:
         """Per-device memory in GiB (2**30 bytes), for display."""
         return None if self.memory_bytes is None else self.memory_bytes / 2**30
+
+    @property
+    def memory_label(self) -> str | None:
+        """Per-device capacity as the vendor states it, with its unit, e.g. "80 GB".
+
+        A GiB figure also shows its decimal size, so it reads beside GB figures:
+        TPU v5p -> "95 GiB (102.0 GB)". ``None`` for host CPUs.
+        """
+        if self.memory_bytes is None:
+            return None
+        stated = self.memory_bytes / MEMORY_UNITS[self.memory_unit]
+        label = f"{stated:,.4g} {self.memory_unit}"
+        if self.memory_unit != "GB":
+            label += f" ({self.memory_bytes / GB:,.1f} GB)"
+        return label
 
 
 @dataclass(frozen=True)
@@ -420,8 +446,12 @@ def _parse_accelerator(row: _Row) -> Accelerator:
     devices = row.integer("devices_per_board", required=True)
     assert devices is not None
 
-    memory_gb = row.number("memory_gb")
-    memory_bytes = None if memory_gb is None else round(memory_gb * GB / devices)
+    memory_stated = row.number("memory_gb")
+    memory_unit = row.text("memory_unit") or "GB"
+    if memory_unit not in MEMORY_UNITS:
+        raise row.error("memory_unit", f"{memory_unit!r} is not one of {', '.join(MEMORY_UNITS)}")
+    unit_bytes = MEMORY_UNITS[memory_unit]
+    memory_bytes = None if memory_stated is None else round(memory_stated * unit_bytes / devices)
 
     channels = row.integer("memory_channels")
     mt_per_s = row.number("memory_mt_per_s")
@@ -467,6 +497,7 @@ def _parse_accelerator(row: _Row) -> Accelerator:
         architecture=row.text("architecture", required=True),
         devices_per_board=devices,
         memory_bytes=memory_bytes,
+        memory_unit=memory_unit,
         memory_bandwidth_bytes_per_s=board_bw / devices,
         memory_type=row.text("memory_type", required=True),
         memory_channels=channels,
@@ -477,6 +508,7 @@ def _parse_accelerator(row: _Row) -> Accelerator:
         fp16_dense_flops=_tera_per_device(peaks["fp16"], devices),
         fp8_dense_flops=_tera_per_device(peaks["fp8"], devices),
         int8_dense_ops=_tera_per_device(peaks["int8"], devices),
+        fp4_dense_flops=_tera_per_device(peaks["fp4"], devices),
         unsupported_dtypes=unsupported,
         tdp_w=row.number("tdp_w"),
         l2_bytes=None if l2_mib is None else round(l2_mib * MIB / devices),

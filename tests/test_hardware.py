@@ -90,9 +90,92 @@ def test_supports_reports_whether_a_peak_is_catalogued() -> None:
 
 
 def test_unknown_dtype_name_is_rejected() -> None:
-    """Only the six formats in DTYPES are known; 'fp4' is not one of them (yet)."""
-    with pytest.raises(ValueError, match="unknown dtype 'fp4'"):
-        get_accelerator("b200").peak_flops("fp4")
+    """Only the formats in DTYPES are known; 'fp6' is not one of them."""
+    with pytest.raises(ValueError, match="unknown dtype 'fp6'"):
+        get_accelerator("b200").peak_flops("fp6")
+
+
+# ---------------------------------------------------------------- fp4 and the 2025-26 rows
+
+
+def test_b200_fp4_peak_is_half_of_the_sparse_18_petaflops() -> None:
+    """NVIDIA's HGX table lists B200 FP4 18 PF with sparsity; ml-engineering lists 9,000 dense."""
+    assert get_accelerator("b200").peak_flops("fp4") == pytest.approx(9000e12)
+
+
+def test_gb300_fp4_peak_is_15_dense_petaflops() -> None:
+    """NVIDIA's Blackwell Ultra blog: "15 PetaFLOPS dense NVFP4"; Verda's per-GPU GB300 table: FP4 15 PF
+    without sparsity (https://developer.nvidia.com/blog/inside-nvidia-blackwell-ultra-the-chip-powering-the-ai-factory-era)."""
+    assert get_accelerator("gb300").peak_flops("fp4") == pytest.approx(15_000e12)
+
+
+def test_b300_has_288_gb_at_8_tb_per_s() -> None:
+    """NVIDIA's Blackwell Ultra blog: 288 GB of HBM3E per GPU at 8 TB/s."""
+    b300 = get_accelerator("b300")
+    assert (b300.memory_bytes, b300.memory_bandwidth_bytes_per_s) == (288e9, pytest.approx(8e12))
+
+
+def test_mi325x_bf16_is_mi300x_compute_with_256_gb() -> None:
+    """ml-engineering: "MI325X is the same compute as MI300X, but has more memory" (1,307.4 TFLOPS dense BF16;
+    256 GB HBM3E at 6 TB/s, AMD product page as quoted in Vultr's ROCm docs)."""
+    mi325x, mi300x = get_accelerator("mi325x"), get_accelerator("mi300x")
+    assert (mi325x.peak_flops("bf16"), mi325x.memory_bytes, mi325x.memory_bandwidth_bytes_per_s) == (
+        mi300x.peak_flops("bf16"),
+        256e9,
+        pytest.approx(6e12),
+    )
+
+
+def test_tpu7x_peaks_are_googles_table() -> None:
+    """docs.cloud.google.com/tpu/docs/tpu7x: peak BF16 2307 and FP8 4614 TFLOPs per chip."""
+    tpu = get_accelerator("tpu7x")
+    assert (tpu.peak_flops("bf16"), tpu.peak_flops("fp8")) == (pytest.approx(2307e12), pytest.approx(4614e12))
+
+
+def test_dgx_spark_fp4_is_half_of_one_sparse_petaflop() -> None:
+    """NVIDIA: DGX Spark delivers "up to 1 petaFLOP of FP4 (with sparsity)", so 500 TFLOPS dense; 273 GB/s
+    (https://ai-infrastructure.net/dgx-spark/, citing NVIDIA's product page)."""
+    spark = get_accelerator("dgx-spark")
+    assert (spark.peak_flops("fp4"), spark.memory_bandwidth_bytes_per_s) == (
+        pytest.approx(500e12),
+        pytest.approx(273e9),
+    )
+
+
+def test_fp4_missing_in_hardware_and_missing_source_read_differently() -> None:
+    """Hopper has no FP4 tensor cores (ml-engineering marks fp4 'X'); Google gives no FP4 rate for TPU7x."""
+    with pytest.raises(ValueError, match=r"H100 SXM.*does not support fp4 in hardware"):
+        get_accelerator("h100-sxm").peak_flops("fp4")
+    with pytest.raises(ValueError, match=r"TPU7x.*no sourced dense fp4 peak"):
+        get_accelerator("tpu7x").peak_flops("fp4")
+
+
+# ---------------------------------------------------------------- capacity units
+
+
+def test_tpu_v5p_95_gib_is_102_gb() -> None:
+    """Google's v5p table: "HBM capacity per chip (GiB) 95". 95 x 2**30 bytes = 102.0e9 bytes, not 95e9."""
+    v5p = get_accelerator("tpu-v5p")
+    assert (v5p.memory_unit, v5p.memory_bytes, round(v5p.memory_bytes / 1e9, 1), v5p.memory_label) == (
+        "GiB",
+        95 * 2**30,
+        102.0,
+        "95 GiB (102.0 GB)",
+    )
+
+
+def test_tpu7x_192_gib_and_v6e_32_gib() -> None:
+    """Google's TPU7x comparison table states HBM per chip in GiB: v6e 32, TPU7x 192."""
+    assert (get_accelerator("tpu-v6e").memory_bytes, get_accelerator("tpu7x").memory_bytes) == (
+        32 * 2**30,
+        192 * 2**30,
+    )
+
+
+def test_gb_is_the_default_unit_and_its_label_is_unchanged() -> None:
+    """An empty memory_unit reads as decimal GB: H100's "80GB" label stays 80e9 bytes and reads "80 GB"."""
+    h100 = get_accelerator("h100-sxm")
+    assert (h100.memory_unit, h100.memory_bytes, h100.memory_label) == ("GB", 80e9, "80 GB")
 
 
 def test_int8_is_in_ops_per_second() -> None:
@@ -140,9 +223,9 @@ def test_l2_is_stored_in_bytes_from_mib() -> None:
 
 
 def test_catalog_keeps_every_reference_row_plus_host_cpus() -> None:
-    """The reference CSV has 31 accelerators; the catalog adds three host CPUs."""
+    """The reference CSV has 31 accelerators; the catalog adds three host CPUs and nine 2025-26 parts."""
     catalog = load_catalog()
-    assert (len(catalog), sum(acc.kind == "cpu" for acc in catalog)) == (34, 3)
+    assert (len(catalog), sum(acc.kind == "cpu" for acc in catalog)) == (43, 3)
 
 
 def test_every_row_has_at_least_one_http_source() -> None:
@@ -270,6 +353,9 @@ def _set_cell(row_id: str, column: str, value: str) -> Callable[[list[dict[str, 
         ("ryzen-9-7950x", "memory_mt_per_s", "", "go together"),
         ("b200", "kind", "superchip", "is not one of"),
         ("rtx-4090", "interconnect_id", "NVLink 4", "lowercase slug"),
+        ("tpu-v5p", "memory_unit", "GiBytes", "is not one of GB, GiB"),
+        ("b300", "fp4_dense_tflops", "fifteen", "is not a number"),
+        ("h100-sxm", "fp4_dense_tflops", "1979", "listed in unsupported_dtypes"),
     ],
 )
 def test_malformed_cell_names_the_row_and_column(

@@ -97,7 +97,7 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
             memory_breakdown_figure(
                 par.memory_by_stage(spec, layout, recipe),
                 gpu.memory_bytes,
-                f"{gpu.name}: {gpu.memory_bytes / 1e9:,.0f} GB",
+                f"{gpu.name}: {gpu.memory_label}",
             )
         ),
         "comm_chart": as_spec(comm_vs_compute_figure(terms, step)),
