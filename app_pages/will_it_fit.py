@@ -15,7 +15,11 @@ from ui.state import PageState
 from ui.views import will_it_fit as view
 from ui.views.common import metric_row
 
-MAX_CONFIG_CHARS = 1_000_000
+# What the page takes in, so that anything too large still reaches the model's reader and is
+# refused with a message where the reader looks (a config.json is a few kB; the reader's limit is
+# 1 MB). Beyond these the browser itself refuses: the upload box says so on its chip.
+MAX_UPLOAD_MB = 20
+MAX_PASTE_CHARS = 20_000_000
 
 page = load_page("will_it_fit")
 state = PageState(params_for("will-it-fit"), page.meta.get("presets", []))
@@ -41,12 +45,12 @@ with layout.controls:
     if state["fit_model"] == CUSTOM_MODEL:
         with st.expander("Your config.json", expanded=True):
             prose(page.section("custom"))
-            uploaded = st.file_uploader("Upload config.json", type=["json"], key="fit_upload")
-            pasted = st.text_area(
-                "…or paste it here", key="fit_paste", height=160, max_chars=MAX_CONFIG_CHARS
+            uploaded = st.file_uploader(
+                "Upload config.json", type=["json"], key="fit_upload", max_upload_size=MAX_UPLOAD_MB
             )
+            pasted = st.text_area("…or paste it here", key="fit_paste", height=160, max_chars=MAX_PASTE_CHARS)
             raw = uploaded.getvalue().decode("utf-8", errors="replace") if uploaded is not None else pasted
-            st.session_state[view.CONFIG_KEY] = raw[:MAX_CONFIG_CHARS] if raw else ""
+            st.session_state[view.CONFIG_KEY] = raw or ""
 with layout.advanced:
     row = st.columns(3)
     state.widget("fit_attn", container=row[0])

@@ -32,6 +32,7 @@ from charts.style import title as chart_title
 from simulators.hardware import Accelerator
 from simulators.llm_memory import ModelSpec
 from simulators.roofline import (
+    ABOVE_ROOF_TOLERANCE,
     KINDS,
     ComputeRoof,
     MeasuredPoint,
@@ -52,6 +53,7 @@ TERA = 1e12
 X_TITLE = "Arithmetic intensity (FLOP per byte of device-memory traffic)"
 Y_TITLE = "Attainable FLOP/s, dense (TFLOP/s)"
 OPERATION_COLOR = "#000000"
+ABOVE_ROOF_SYMBOL = "x"  # a measured point above its own roof: an error in the counting, flagged
 DECODE_COLOR = OKABE_ITO[5]  # vermillion: not an accelerator colour unless five are shown
 # Okabe-Ito without yellow (too pale on white) and black (kept for the operations).
 ACCELERATOR_COLORS: tuple[str, ...] = tuple(OKABE_ITO[i] for i in (0, 1, 2, 3, 5, 4))
@@ -354,7 +356,9 @@ def _measured_traces(
         acc = accelerators[index]
         peak = _roof_peak(acc, dtype)
         hovers = []
+        symbols = []
         for point in points:
+            symbols.append(MEASURED_SYMBOL)
             lines = [
                 f"<b>measured: {point.name}</b>",
                 f"intensity {point.intensity:,.3g} FLOP/byte",
@@ -364,8 +368,15 @@ def _measured_traces(
                 roof = attainable_flops(point.intensity, peak, acc.memory_bandwidth_bytes_per_s)
                 fraction = point.fraction_of_roof(peak, acc.memory_bandwidth_bytes_per_s)
                 lines.append(
-                    f"{acc.name} roof here: {roof / TERA:,.3g} TFLOP/s; achieved = {fraction:.0%} of it"
+                    f"{acc.name} {dtype} roof here: {roof / TERA:,.3g} TFLOP/s; "
+                    f"achieved = {fraction:.0%} of it"
                 )
+                if fraction > ABOVE_ROOF_TOLERANCE:
+                    symbols[-1] = ABOVE_ROOF_SYMBOL
+                    lines.append(
+                        "<b>above the roof: a counting or unit error (FLOPs, precision or time), "
+                        "not a real result</b>"
+                    )
             if point.note:
                 lines.append(point.note)
             hovers.append("<br>".join(lines))
@@ -377,7 +388,7 @@ def _measured_traces(
                 "y": [p.achieved_flops / TERA for p in points],
                 "mode": "markers",
                 "marker": {
-                    "symbol": MEASURED_SYMBOL,
+                    "symbol": symbols,
                     "size": 15,
                     "color": accelerator_color(index),
                     "line": {"color": "black", "width": 1.2},
@@ -451,14 +462,14 @@ def roofline_figure(
     ]
     decode_ops = list(decode_path) + ([decode_selected] if decode_selected is not None else [])
     intensities = [op.intensity for op in [*operations, *decode_ops] if op.intensity > 0]
-    intensities += [p.intensity for p in measured]
+    intensities += [p.intensity for p in measured if p.held_to(dtype)]
     low, high = _log_range([1.0, 1000.0, *ridges, *intensities], pad_decades=0.6)
     x_low, x_high = 10**low, 10**high
 
     peaks = [r.peak_flops for found in all_roofs for r in found if isinstance(r, ComputeRoof)]
     bandwidths = [r.bandwidth_bytes_per_s for found in all_roofs for r in found if isinstance(r, MemoryRoof)]
     y_values = [x_low * min(bandwidths) / TERA, *(p / TERA for p in peaks)]
-    y_values += [p.achieved_flops / TERA for p in measured]
+    y_values += [p.achieved_flops / TERA for p in measured if p.held_to(dtype)]
     if not peaks:
         y_values.append(x_high * max(bandwidths) / TERA)
     y_low, y_high = _log_range(y_values, pad_decades=0.25)
@@ -577,8 +588,10 @@ def roofline_figure(
                 }
             )
 
-    if measured:
-        data += _measured_traces(measured, accelerators, dtype)
+    held = [p for p in measured if p.held_to(dtype)]
+    elsewhere = sorted({p.dtype for p in measured if not p.held_to(dtype)})
+    if held:
+        data += _measured_traces(held, accelerators, dtype)
 
     names = ", ".join(acc.name for acc in accelerators)
     x_axis = axis(X_TITLE, **decade_ticks(10**low, 10**high))
@@ -591,6 +604,10 @@ def roofline_figure(
         legend_key.append("long dashes: FP32 vector roof")
     if any(isinstance(r, MemoryRoof) and r.level == "l2" for r in found_all):
         legend_key.append("dots: L2 roof (measured)")
+    if elsewhere:
+        legend_key.append(
+            f"measured {', '.join(elsewhere)} points are held to their own precision's roof, not drawn here"
+        )
     detail = " · ".join(legend_key)
     layout = {
         "title": chart_title(title or f"Roofline: {names}", detail),

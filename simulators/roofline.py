@@ -394,8 +394,9 @@ class MeasuredPoint:
     """A measured kernel to overlay on the roofline: its intensity and the FLOP/s it achieved.
 
     ``accelerator_id`` names the catalog entry whose roof it should be compared with (None: the
-    first accelerator on the chart). ``note`` says how it was measured (device, dtype, median of
-    how many runs, warm or cold cache).
+    first accelerator on the chart). ``dtype`` is the precision it ran in ("bf16", "fp8", …; ""
+    when unknown): a point is only ever held to the roof of its own precision. ``note`` says how it
+    was measured (device, median of how many runs, warm or cold cache).
     """
 
     name: str
@@ -403,6 +404,7 @@ class MeasuredPoint:
     achieved_flops: float
     accelerator_id: str | None = None
     note: str = ""
+    dtype: str = ""
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -415,6 +417,28 @@ class MeasuredPoint:
     def fraction_of_roof(self, peak_flops: float, bandwidth: float) -> float:
         """Achieved / attainable at this intensity: 1.0 means on the roof."""
         return self.achieved_flops / attainable_flops(self.intensity, peak_flops, bandwidth)
+
+    def held_to(self, dtype: str) -> bool:
+        """Whether this point belongs on a roofline drawn at ``dtype`` (unknown precision: yes)."""
+        return not self.dtype or self.dtype == dtype
+
+
+# A measured point this far above its roof is not a fast kernel but a counting or unit error
+# (FLOPs counted twice, a sparse peak, seconds read as milliseconds): flagged, never shown as plausible.
+ABOVE_ROOF_TOLERANCE = 1.02
+
+# How torch names the precisions the measurement suite runs in, as the catalog's dtype ids.
+TORCH_DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "float": "fp32",
+    "tf32": "tf32",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "int8": "int8",
+}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -308,7 +308,7 @@ def test_measured_points_share_one_legend_entry() -> None:
     spec = roofline_figure([H100], "bf16", measured=points)
     measured = [t for t in spec["data"] if t.get("legendgroup") == "measured"]
     assert len(measured) == 1 and len(measured[0]["x"]) == len(points) == len(sample_records("matmul"))
-    assert measured[0]["marker"]["symbol"] == "star"
+    assert set(measured[0]["marker"]["symbol"]) == {"star"}  # none above its roof
     assert [h.split("<br>")[0] for h in measured[0]["hovertext"]] == [
         f"<b>measured: {p.name}</b>" for p in points
     ]

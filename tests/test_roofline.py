@@ -497,7 +497,32 @@ def test_measured_point_hover_shows_its_fraction_of_the_roof() -> None:
     point = MeasuredPoint("GEMM 8192^3 (MAMF)", 2730, 794.5e12, "h100-sxm")
     fig = roofline_figure([H100, A100], "bf16", measured=[point])
     trace = next(t for t in fig["data"] if t.get("legendgroup") == "measured")
-    assert "80%" in trace["hovertext"][0] and trace["marker"]["symbol"] == "star"
+    assert "80%" in trace["hovertext"][0] and trace["marker"]["symbol"] == ["star"]
+
+
+def test_a_measured_point_is_held_to_its_own_precisions_roof_only() -> None:
+    """Issue 17: an FP8 matmul plotted against the BF16 roof read "147 % of it". A point of another
+    precision is left off the chart (the title says so); on its own roof it is a normal point."""
+    fp8 = MeasuredPoint("GEMM 8192^3 fp8", 2730, 1450e12, "h100-sxm", dtype="fp8")
+    bf16_chart = roofline_figure([H100], "bf16", measured=[fp8])
+    assert not [t for t in bf16_chart["data"] if t.get("legendgroup") == "measured"]
+    title = bf16_chart["layout"]["title"]["text"].replace("<br>", " ")
+    assert "measured fp8 points are held to their own precision's roof" in title
+    fp8_chart = roofline_figure([H100], "fp8", measured=[fp8])
+    trace = next(t for t in fp8_chart["data"] if t.get("legendgroup") == "measured")
+    assert "73% of it" in trace["hovertext"][0] and trace["marker"]["symbol"] == ["star"]
+
+
+def test_a_measured_point_above_its_roof_is_flagged_as_an_error() -> None:
+    """1,450 TFLOP/s against H100's 989.5 dense BF16 roof is not a fast kernel but a counting error."""
+    wrong = MeasuredPoint("GEMM 8192^3", 2730, 1450e12, "h100-sxm", dtype="bf16")
+    trace = next(
+        t
+        for t in roofline_figure([H100], "bf16", measured=[wrong])["data"]
+        if t.get("legendgroup") == "measured"
+    )
+    assert trace["marker"]["symbol"] == ["x"]
+    assert "counting or unit error" in trace["hovertext"][0]
 
 
 def test_show_achievable_adds_dashed_ceilings() -> None:

@@ -152,6 +152,27 @@ def test_a_bad_uploaded_config_is_explained():
     assert at.error and "cannot be read" in at.error[0].value
 
 
+def test_a_paste_too_large_for_a_config_is_refused_in_words_on_the_page():
+    """Issue 17: a 1.2-million-character paste used to leave the box empty with no message."""
+    at = open_page(fit_model="custom")
+    at.text_area(key="fit_paste").input("{" + " " * 1_200_000 + "}").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "1,200,002 characters" in shown and "a config.json is a few kB" in shown
+
+
+def test_an_upload_over_the_readers_limit_is_refused_on_the_page_not_only_on_its_chip():
+    """Issue 17: a 5 MB upload was refused only on the file chip while the page still asked for a
+    config. The box now takes up to 20 MB, so the page itself says why the file is refused."""
+    at = open_page(fit_model="custom")
+    uploader = at.file_uploader(key="fit_upload")
+    assert uploader.proto.max_upload_size_mb == 20
+    uploader.upload("config.json", b"{" + b" " * 5_500_000 + b"}", "application/json").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "5,500,002 characters" in shown and "Paste or upload" not in " ".join(i.value for i in at.info)
+
+
 def test_engine_preallocation_turns_the_rest_into_a_kv_pool():
     """vLLM-style: 90% of an 80 GB H100 is 72 GB; weights, activations and overhead come off first."""
     spec = get_model_preset("llama-3-8b").spec

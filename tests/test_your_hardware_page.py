@@ -168,3 +168,21 @@ def test_the_cpu_sample_puts_measured_latency_on_the_cpu_ladder():
     at.switch_page("app_pages/memory_hierarchy.py").run()
     assert not at.exception
     assert "pointer chase" in at.get("plotly_chart")[0].proto.spec
+
+
+def test_the_h100_sample_draws_each_precisions_matmuls_against_their_own_roof():
+    """Issue 17: the sample's FP8 and FP32 matmuls were drawn against the BF16 roof ("147 % of
+    it"). Now one roofline per precision measured, and no point of the real H100 run lands above
+    the roof of its own precision."""
+    from measure.samples import H100_SAMPLE, load_sample
+    from ui.views.your_hardware import results_view
+
+    built = results_view("h100-test", load_sample(H100_SAMPLE))
+    roofs = {name: spec for name, spec in built["charts"] if name.startswith("roof-")}
+    assert {"roof-bf16", "roof-fp8", "roof-fp32"} <= set(roofs), sorted(roofs)
+    for name, spec in roofs.items():
+        measured = [t for t in spec["data"] if t.get("legendgroup") == "measured"]
+        assert measured, name
+        for trace in measured:
+            assert set(trace["marker"]["symbol"]) == {"star"}, (name, trace["hovertext"])
+            assert all("counting or unit error" not in h for h in trace["hovertext"])

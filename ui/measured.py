@@ -15,7 +15,7 @@ import streamlit as st
 
 from simulators.hierarchy import HardwareFamily
 from simulators.hierarchy import MeasuredPoint as LadderPoint
-from simulators.roofline import MeasuredPoint
+from simulators.roofline import TORCH_DTYPES, MeasuredPoint
 
 RESULTS_KEY = "measure_results"
 
@@ -56,8 +56,11 @@ def measured_roofline_points(results: dict[str, Any] | None = None) -> list[Meas
         if intensity and achieved:
             shape = f"{record.get('m')}×{record.get('n')}×{record.get('k')}"
             name = f"{device}: {safe_text(record.get('dtype'), 12)} {safe_text(shape, 40)}"
+            dtype = TORCH_DTYPES.get(str(record.get("dtype") or "").removeprefix("torch."), "")
             points.append(
-                MeasuredPoint(name=name, intensity=float(intensity), achieved_flops=float(achieved))
+                MeasuredPoint(
+                    name=name, intensity=float(intensity), achieved_flops=float(achieved), dtype=dtype
+                )
             )
     return points
 

@@ -14,6 +14,7 @@ from charts.memory import memory_bars
 from content.schema import CUSTOM_MODEL
 from simulators import fit
 from simulators.llm_memory import ModelSpec
+from simulators.model_config import MAX_CONFIG_BYTES
 from ui.chart import show
 from ui.views import View
 from ui.views.common import arrow, as_spec, catalog, metric_row, models
@@ -119,7 +120,7 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
         memory_bars(
             [(f"{n} × {gpu.name}", memory)],
             capacity_bytes=gpu.memory_bytes,
-            capacity_label=f"{gpu.name}: {gpu.memory_bytes / 1e9:,.0f} GB",
+            capacity_label=f"{gpu.name}: {gpu.memory_label}",
             budget_bytes=pool.budget_bytes if pool else None,
             budget_label=f"engine takes {values['fit_util']:.0%}" if pool else "",
         )
@@ -182,9 +183,18 @@ def config_in_use(values: dict[str, Any]) -> str:
 
 
 def current(state) -> dict[str, Any]:
-    """The outcome for ``state``'s controls."""
+    """The outcome for ``state``'s controls. A config too large to be one is refused here, in
+    words, before anything hashes or parses it."""
     values = state.values
-    return outcome(relevant(values), config_in_use(values))
+    text = config_in_use(values)
+    if len(text) > MAX_CONFIG_BYTES:
+        return {
+            "error": f"it is {len(text):,} characters long; a config.json is a few kB, and the "
+            f"calculator reads at most {MAX_CONFIG_BYTES:,}. Check that this is the model's "
+            "config.json, not its weights or tokenizer.",
+            "spec": None,
+        }
+    return outcome(relevant(values), text)
 
 
 def verdict(out: dict[str, Any]) -> list[dict[str, Any]]:
@@ -224,7 +234,10 @@ def render_memory(state, container: Any, key: str) -> None:
         if out["error"]:
             container.error(f"That config cannot be read: {out['error']}")
         else:
-            container.info("Paste or upload a config.json to size it.")
+            container.info(
+                "Paste or upload a config.json to size it (a few kB: if the upload box shows an "
+                "error on the file, that file was refused there)."
+            )
         return
     metric_row(container, verdict(out))
     show(out["chart"], key=f"chart-{key}-memory", container=container)

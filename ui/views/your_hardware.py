@@ -82,8 +82,15 @@ def results_view(key: str, _results: dict[str, Any]) -> dict[str, Any]:
         )
     points = measured_roofline_points(results)
     accelerator = catalog().get((device.get("catalog_match") or {}).get("id", ""))
-    if points and accelerator is not None and accelerator.supports("bf16"):
-        out["charts"].append(("roof", as_spec(roofline_figure([accelerator], "bf16", [], points))))
+    if points and accelerator is not None:
+        # One roofline per precision measured, each point held to its own precision's roof.
+        for dtype in ROOF_DTYPES:
+            own = [p for p in points if p.dtype == dtype]
+            if own and accelerator.supports(dtype) and _has_peak(accelerator, dtype):
+                title = f"Roofline: {accelerator.name}, {dtype.upper()} matmuls"
+                out["charts"].append(
+                    (f"roof-{dtype}", as_spec(roofline_figure([accelerator], dtype, [], own, title=title)))
+                )
     gap = decode_gap_rows(results)
     if gap:
         out["tables"]["decode"] = arrow(gap)
@@ -100,6 +107,17 @@ def results_view(key: str, _results: dict[str, Any]) -> dict[str, Any]:
         if rows:
             out["tables"][name] = arrow(rows)
     return out
+
+
+ROOF_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8", "int8")
+
+
+def _has_peak(accelerator: Any, dtype: str) -> bool:
+    try:
+        accelerator.peak_flops(dtype)
+    except ValueError:
+        return False
+    return True
 
 
 def results_charts(results: dict[str, Any], container: Any, key: str, *, name: str) -> None:
