@@ -79,6 +79,7 @@ with layout.verdict:
 view.show(out["chart"], key="chart-fit-memory", container=layout.main)
 if out.get("decode"):
     view.render_decode_time(state, layout.main, "fit")
+    view.render_cache_by_kind(state, layout.main, "fit")
 notice_box(page.section("notice"), layout.notice)
 
 with layout.more:

@@ -236,3 +236,112 @@ def decode_time_figure(memory_time_s: float, compute_time_s: float, *, label: st
         "yaxis": axis("Per decode step", type="category", autorange="reversed"),
     }
     return figure(data, layout)
+
+
+KIND_COLOURS = (OKABE_ITO[1], OKABE_ITO[2], OKABE_ITO[4], OKABE_ITO[6])
+NAIVE_COLOUR = "#555555"
+
+
+def _context_text(tokens: int) -> str:
+    return f"{tokens // 1024:,}k" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:,}"
+
+
+def cache_by_kind_figure(
+    contexts: Sequence[int],
+    parts: dict[str, Sequence[float]],
+    layers: dict[str, int],
+    naive: Sequence[float],
+    *,
+    model: str = "",
+    capacity_bytes: float | None = None,
+) -> Spec:
+    """The cache against the context, stacked by layer kind (``llm_memory.kv_cache_by_kind``), with
+    the "every layer keeps every token" formula as a dashed line and, if given, the GPU's capacity.
+
+    Full-attention layers grow with the context; sliding-window layers stop at their window; the
+    gap between the stack and the dashed line is what a formula that ignores the windows gets
+    wrong. Contexts on a log axis, bytes in GB (10⁹ bytes).
+    """
+    if not contexts or not parts:
+        raise ValueError("nothing to draw: give contexts and at least one part")
+    xs = list(contexts)
+    data: list[dict[str, Any]] = []
+    for index, (kind, values) in enumerate(parts.items()):
+        count = layers.get(kind, 0)
+        data.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": [v / 1e9 for v in values],
+                "mode": "lines",
+                "stackgroup": "cache",
+                "line": {"color": KIND_COLOURS[index % len(KIND_COLOURS)], "width": 2},
+                "name": legend_name(f"{kind}: {count} layer{'s' if count != 1 else ''}"),
+                "hovertemplate": (
+                    f"<b>{kind}</b> ({count} layers)<br>%{{x:,}} tokens: %{{y:,.2f}} GB<extra></extra>"
+                ),
+            }
+        )
+    data.append(
+        {
+            "type": "scatter",
+            "x": xs,
+            "y": [v / 1e9 for v in naive],
+            "mode": "lines",
+            "line": {"color": NAIVE_COLOUR, "width": 2, "dash": "dash"},
+            "name": legend_name("if every layer kept every token (the formula that ignores windows)"),
+            "hovertemplate": "<b>every layer, every token</b><br>%{x:,} tokens: %{y:,.2f} GB<extra></extra>",
+        }
+    )
+    total_last = sum(values[-1] for values in parts.values())
+    longest = xs[-1]
+    if naive[-1] > total_last * 1.01:
+        headline = (
+            f"At {_context_text(longest)} tokens the cache is {total_last / 1e9:,.1f} GB, "
+            f"not the {naive[-1] / 1e9:,.1f} GB that ignoring the windows gives"
+        )
+    else:
+        headline = (
+            f"At {_context_text(longest)} tokens the cache is {total_last / 1e9:,.1f} GB: "
+            "every layer keeps every token"
+        )
+    shapes = []
+    data_top = max([*naive, total_last]) / 1e9
+    detail = model or "KV cache of one sequence by layer kind"
+    if capacity_bytes and capacity_bytes / 1e9 <= 2 * data_top:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": capacity_bytes / 1e9,
+                "y1": capacity_bytes / 1e9,
+                "line": {"color": CAPACITY_COLOUR, "width": 2, "dash": "dot"},
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "x": [xs[0]],
+                "y": [capacity_bytes / 1e9],
+                "mode": "markers",
+                "marker": {"color": CAPACITY_COLOUR, "size": 1},
+                "name": legend_name(f"GPU capacity: {capacity_bytes / 1e9:,.0f} GB (dotted)"),
+                "hoverinfo": "skip",
+            }
+        )
+        data_top = max(data_top, capacity_bytes / 1e9)
+    elif capacity_bytes:
+        detail += f" · the GPU's {capacity_bytes / 1e9:,.0f} GB is far above this scale"
+    layout = {
+        "title": chart_title(headline, detail),
+        "height": 460,
+        "shapes": shapes,
+        "xaxis": axis(
+            "Context (tokens, log scale)", type="log", tickvals=xs, ticktext=[_context_text(x) for x in xs]
+        ),
+        "yaxis": axis("Cache (GB, 10⁹ bytes)", range=[0, data_top * 1.1], rangemode="tozero"),
+    }
+    return figure(data, layout)

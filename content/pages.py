@@ -60,7 +60,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="will-it-fit",
         section="Simulators",
         blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
-        views=("memory", "decode-time"),
+        views=("memory", "decode-time", "cache-by-kind"),
     ),
     PageInfo(
         path="app_pages/roofline.py",

@@ -132,6 +132,60 @@ def kv_cache_bytes(spec: ModelSpec, context_tokens: int, batch: int = 1, kv_fmt:
     return batch * kv_bytes_per_value(kv_fmt) * sum(e * t for e, t in zip(elements, tokens, strict=True))
 
 
+@dataclass(frozen=True)
+class CacheByKind:
+    """The cache a model keeps against the context, split by layer kind (``kv_cache_by_kind``)."""
+
+    contexts: tuple[int, ...]
+    parts: dict[str, tuple[float, ...]]  # kind label -> bytes at each context
+    layers: dict[str, int]  # kind label -> how many layers are of that kind
+    naive: tuple[float, ...]  # every layer kept the whole context (the formula that ignores windows)
+
+    @property
+    def total(self) -> tuple[float, ...]:
+        return tuple(sum(values) for values in zip(*self.parts.values(), strict=True))
+
+
+def kv_cache_by_kind(
+    spec: ModelSpec, contexts: Sequence[int], batch: int = 1, kv_fmt: str = "bf16"
+) -> CacheByKind:
+    """The cache at each context, summed per layer kind: full attention, sliding window (capped at
+    its window) or MLA latent; and what a formula that treats every layer as full attention gives.
+
+    The parts add up to ``kv_cache_bytes`` at every context (the same per-layer sum, F7 in the
+    calculator anchors), so the chart of the parts and the calculator's total always agree.
+    """
+    _check_nonnegative(batch=batch)
+    value = kv_bytes_per_value(kv_fmt)
+    elements = spec.kv_elements_per_token()
+    sliding = set(spec.sliding_layers) if spec.sliding_window else set()
+    if spec.uses_mla:
+        kinds = ["MLA latent"] * spec.num_layers
+    else:
+        kinds = [
+            f"sliding window ({spec.sliding_window:,} tokens)" if i in sliding else "full attention"
+            for i in range(spec.num_layers)
+        ]
+    parts: dict[str, list[float]] = {}
+    naive = []
+    for context in contexts:
+        _check_nonnegative(context_tokens=context)
+        tokens = spec.cached_tokens_per_layer(context)
+        for kind in dict.fromkeys(kinds):
+            parts.setdefault(kind, []).append(
+                batch
+                * value
+                * sum(e * t for e, t, k in zip(elements, tokens, kinds, strict=True) if k == kind)
+            )
+        naive.append(batch * value * sum(elements) * context)
+    return CacheByKind(
+        contexts=tuple(contexts),
+        parts={kind: tuple(values) for kind, values in parts.items()},
+        layers={kind: kinds.count(kind) for kind in dict.fromkeys(kinds)},
+        naive=tuple(naive),
+    )
+
+
 def inference_activation_bytes(spec: ModelSpec, tokens_in_flight: int, act_bytes: float = 2) -> float:
     """Peak transient activations of one forward pass (one layer live at a time, FlashAttention).
 

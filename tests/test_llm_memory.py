@@ -332,3 +332,51 @@ def test_longest_context_is_the_edge_of_fitting():
     n = max_context_that_fits(spec, capacity)
     assert inference_memory(spec, context_tokens=n).total_bytes <= capacity
     assert inference_memory(spec, context_tokens=n + 1).total_bytes > capacity
+
+
+def test_the_cache_by_layer_kind_adds_up_to_the_calculators_total_and_shows_the_windows():
+    """Gemma 2 9B alternates sliding-window (4,096 tokens) and full layers, 21 each: at 128k tokens
+    the cache is the per-layer sum (kv_cache_bytes), about half of what a formula that lets every
+    layer keep every token gives."""
+    from simulators.llm_memory import kv_cache_by_kind, kv_cache_bytes
+    from simulators.presets import get_model_preset
+
+    spec = get_model_preset("gemma-2-9b").spec
+    contexts = (1_024, 4_096, 32_768, 131_072)
+    cache = kv_cache_by_kind(spec, contexts)
+    assert cache.layers == {"sliding window (4,096 tokens)": 21, "full attention": 21}
+    for i, context in enumerate(contexts):
+        assert cache.total[i] == pytest.approx(kv_cache_bytes(spec, context))
+    sliding = cache.parts["sliding window (4,096 tokens)"]
+    assert sliding[1] == sliding[2] == sliding[3], "a sliding layer stops growing at its window"
+    assert cache.naive[3] == pytest.approx(spec.kv_cache_bytes_per_token() * 131_072)
+    assert 0.5 < cache.total[3] / cache.naive[3] < 0.52
+
+
+def _preset_params(preset_id: str) -> int:
+    from simulators.presets import get_model_preset
+
+    return get_model_preset(preset_id).spec.param_count()
+
+
+def test_gpt_oss_20b_preset_has_its_published_21b_parameters():
+    """gpt-oss-20b model card: "21B parameters with 3.6B active parameters" (read in the card's
+    re-upload https://huggingface.co/wealthcoders/gpt-oss-20b-new). Transformers: 20,914,757,184,
+    experts' and router biases and the attention sinks included."""
+    assert round(_preset_params("gpt-oss-20b") / 1e9) == 21
+
+
+def test_qwen3_8b_preset_has_its_published_8_2b_parameters():
+    """Qwen3-8B model card: "Number of Parameters: 8.2B", as quoted by
+    https://featherless.ai/models/unsloth/Qwen3-8B/readme and openrouter.ai/qwen/qwen3-8b."""
+    assert round(_preset_params("qwen3-8b") / 1e8) == 82
+
+
+def test_glm_4_7_preset_is_355b_less_its_multi_token_prediction_layer():
+    """GLM-4.5/4.6/4.7 architecture: "355 billion total parameters" (transformers Glm4Moe docs,
+    https://huggingface.co/docs/transformers/en/model_doc/glm4_moe). The published total includes
+    the MTP layer (num_nextn_predict_layers 1), which transformers and the calculator leave out:
+    352.8B, 0.6 % under it."""
+    total = _preset_params("glm-4.7")
+    assert round(total / 1e9) == 353
+    assert 0.99 < total / 355e9 < 1.0

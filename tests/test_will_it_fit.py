@@ -204,3 +204,11 @@ def test_the_page_shows_the_model_against_real_h100_peaks_and_explains_sliding_w
             assert "sliding" in shown["Why they differ"].lower()
         else:
             assert abs(ratio - 1) <= 0.05
+
+
+def test_the_page_draws_the_cache_by_layer_kind_for_a_sliding_window_model():
+    """Issue 17: Will it fit? shows why Gemma 2's cache at long contexts is half the naive figure."""
+    at = open_page(fit_model="gemma-2-9b", fit_ctx="8192")
+    assert not at.exception
+    charts = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("sliding window (4,096 tokens)" in spec and "ignores windows" in spec for spec in charts)

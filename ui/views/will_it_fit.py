@@ -256,6 +256,41 @@ def render_decode_time(state, container: Any, key: str) -> None:
     show(as_spec(spec), key=f"chart-{key}-decode_time", container=container)
 
 
+CACHE_CONTEXTS = (1_024, 4_096, 16_384, 32_768, 131_072)
+
+
+def cache_contexts(spec: ModelSpec, chosen: int) -> tuple[int, ...]:
+    """The contexts the cache chart draws: powers from 1k to 128k plus the chosen one, within
+    the model's trained maximum where it has one."""
+    limit = spec.max_positions or max(CACHE_CONTEXTS)
+    found = sorted({c for c in (*CACHE_CONTEXTS, chosen) if 0 < c <= max(limit, chosen)})
+    return tuple(found)
+
+
+def render_cache_by_kind(state, container: Any, key: str) -> None:
+    """The cache of one sequence against the context, by layer kind (inference only)."""
+    from charts.memory import cache_by_kind_figure
+    from simulators.llm_memory import kv_cache_by_kind
+
+    out = current(state)
+    spec = out.get("spec")
+    if spec is None or state.values["fit_task"] != "inference":
+        container.info("The cache by layer kind applies to inference: choose the Inference task.")
+        return
+    values = state.values
+    cache = kv_cache_by_kind(spec, cache_contexts(spec, values["fit_ctx"]), 1, values["fit_kvfmt"])
+    gpu = catalog()[values["fit_gpu"]]
+    figure = cache_by_kind_figure(
+        cache.contexts,
+        cache.parts,
+        cache.layers,
+        cache.naive,
+        model=f"{spec.name or 'Custom model'}, one sequence, {values['fit_kvfmt'].upper()} cache, by layer",
+        capacity_bytes=gpu.memory_bytes,
+    )
+    show(as_spec(figure), key=f"chart-{key}-cache_by_kind", container=container)
+
+
 VIEWS = {
     "memory": View(
         PAGE,
@@ -270,5 +305,12 @@ VIEWS = {
         "One decode step: streaming the bytes vs doing the math",
         ("fit_model", "fit_gpu", "fit_wfmt", "fit_batch", "fit_ctx"),
         render_decode_time,
+    ),
+    "cache-by-kind": View(
+        PAGE,
+        "cache-by-kind",
+        "The cache against the context, by layer kind",
+        ("fit_model", "fit_gpu", "fit_kvfmt", "fit_ctx"),
+        render_cache_by_kind,
     ),
 }
