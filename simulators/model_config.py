@@ -323,6 +323,7 @@ class ModelSpec:
     shared_expert_gate: bool = False
     shared_expert_bias: bool = False  # shared experts' projections have biases (ERNIE 4.5, Aria)
     router_bias: bool = False  # a learned per-expert score bias beside each router (ERNIE 4.5 MoE)
+    expert_bias: bool = False  # routed experts' projections have biases (gpt-oss)
     moe_layers: tuple[int, ...] = ()
     # Multi-head latent attention (DeepSeek-V2/V3)
     q_lora_rank: int = 0
@@ -686,6 +687,10 @@ class ModelSpec:
         }
 
         kw |= _read_moe(r, family, layers, inner)
+        if family == "gpt_oss":
+            # gpt-oss: biased router and experts (gate_up_proj_bias, down_proj_bias) and one
+            # learned attention-sink logit per head in every layer (self_attn.sinks).
+            kw |= {"router_bias": True, "expert_bias": True, "extra_attention_params": layers * heads}
         if family in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
             kw |= _read_mla(r, heads, q_lora_default=768 if family == "glm4_moe_lite" else 1536)
         kw |= _read_sliding(r, cfg, family, layers)
@@ -736,7 +741,7 @@ class ModelSpec:
         )
         routed = routers = 0
         if moe_layer_count:
-            per_expert = self._mlp_params(self.expert_intermediate_size, bias=False)
+            per_expert = self._mlp_params(self.expert_intermediate_size, bias=self.expert_bias)
             routed = moe_layer_count * self.num_experts * per_expert
             routers = moe_layer_count * self.num_experts * (h + (1 if self.router_bias else 0))
             shared = 0
