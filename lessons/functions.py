@@ -85,8 +85,7 @@ def l2_mib(gpu: str) -> float:
 def link_gbs(link: str) -> float:
     """An interconnect's bandwidth per direction, GB/s: the payload rate after line encoding where
     the catalog has the line rate (PCIe 5.0 x16: 63.0, not the raw 64), else the published rate."""
-    found = get_interconnect(link)
-    return (found.encoded_per_direction_bytes_per_s or found.per_direction_bytes_per_s) / 1e9
+    return get_interconnect(link).payload_per_direction_bytes_per_s / 1e9
 
 
 # ---------------------------------------------------------------------------------- models
@@ -782,12 +781,11 @@ def tp_decode_comm_mb(model: str, tp: int, batch: int = 1) -> float:
 
 
 def link_usable_gbs(link: str) -> float:
-    """What a transfer reaches on a link, GB/s: the catalog's measured one-way rate where it has one,
-    else ml-engineering's 80 % of the payload rate (``link_efficiency``)."""
+    """What a transfer reaches on a link, GB/s, as the Parallelism page computes it: the payload rate
+    times ``link_efficiency`` (the catalog's measured fraction, which gives back the measured rate,
+    else ml-engineering's 80 %)."""
     found = get_interconnect(link)
-    if found.measured_bytes_per_s is not None:
-        return found.measured_bytes_per_s / 1e9
-    return link_gbs(link) * parallelism.link_efficiency(found)
+    return found.payload_per_direction_bytes_per_s * parallelism.link_efficiency(found) / 1e9
 
 
 def allreduce_ms(gbytes: float, n_gpus: int, link: str) -> float:

@@ -272,11 +272,11 @@ def _question(raw: Any, where: _Where, lesson_id: str = "") -> Question:
     context.step = where.step
 
     def build_all() -> tuple[Question, ...]:
-        if len(built) < len(combos):
-            built[:] = [
-                _question_on(raw, context, lesson_id, combo, build_all, index)
-                for index, combo in enumerate(combos)
-            ]
+        """The lesson's own question, then every other combination, each built once."""
+        built.extend(
+            _question_on(raw, context, lesson_id, combos[index], build_all, index)
+            for index in range(len(built), len(combos))
+        )
         return tuple(built)
 
     first = _question_on(raw, where, lesson_id, combos[0], build_all if len(combos) > 1 else None)
@@ -308,6 +308,14 @@ def _question_on(
     explanation = _render(str(raw.get("explanation") or ""), where, f"question {qid}.explanation", names)
     if not explanation.strip():
         raise where.error(f"question {qid}.explanation", "is missing: every question explains its answer")
+    shared = {  # what every variant of either kind carries besides its own numbers
+        "inputs": inputs,
+        "lesson": lesson_id,
+        "computed": _calls_models(raw),
+        "fixed": _fixed(raw, where, qid),
+        "variant_index": index,
+        "_build": build,
+    }
     raw_options = raw.get("options") or []
     options: list[Option] = []
     for i, item in enumerate(raw_options):
@@ -349,12 +357,7 @@ def _question_on(
             unit,
             explanation,
             _linked_terms(explanation, prompt),
-            inputs,
-            lesson_id,
-            _calls_models(raw),
-            _fixed(raw, where, qid),
-            index,
-            build,
+            **shared,
         )
     if len(options) < 2:
         raise where.error(f"question {qid}.options", "a choice needs at least two options")
@@ -385,12 +388,7 @@ def _question_on(
         "",
         explanation,
         _linked_terms(explanation, prompt, feedback),
-        inputs,
-        lesson_id,
-        _calls_models(raw),
-        _fixed(raw, where, qid),
-        index,
-        build,
+        **shared,
     )
 
 

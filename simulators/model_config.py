@@ -135,6 +135,17 @@ KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 _MULTI_HEAD_ONLY = frozenset({"persimmon", "gptj", "codegen", "ctrl", "gpt_neox_japanese", "xglm"})
 
 
+# The GPT-2-style layer: LayerNorms with bias, a plain (non-gated) MLP, and biases on q, k, v, the
+# attention output and the MLP. GPT-2, BLOOM, Phi, CTRL, XGLM and Persimmon all start from it.
+_BIASED_LAYERNORM_BLOCK: dict[str, Any] = {
+    "gated_mlp": False,
+    "qkv_bias": True,
+    "o_bias": True,
+    "mlp_bias": True,
+    "layer_norm": True,
+}
+
+
 def check_family(family: str) -> None:
     """Raise ``ValueError`` naming ``model_type`` unless the calculator is exact for ``family``."""
     if family in EXACT_FAMILIES:
@@ -455,21 +466,14 @@ class ModelSpec:
             "xglm",
         }
         kw["tie_word_embeddings"] = r.bool("tie_word_embeddings", default=tie_default)
+        if family in ("gpt2", "gpt_bigcode", "xglm") and r.bool("add_cross_attention", default=False):
+            raise _fail("add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model")
 
         if family in ("gpt2", "gpt_bigcode"):
             inner = r.int("n_inner", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
+            kw |= _BIASED_LAYERNORM_BLOCK | {
                 "learned_positions": max_positions or r.int("n_positions", limit_key="max_positions"),
             }
-            if r.bool("add_cross_attention", default=False):
-                raise _fail(
-                    "add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model"
-                )
         elif family == "gpt_neox":
             inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
             bias = r.bool("attention_bias", default=True)
@@ -483,12 +487,7 @@ class ModelSpec:
             }
         elif family == "bloom":
             inner = 4 * hidden
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
+            kw |= _BIASED_LAYERNORM_BLOCK | {
                 "embedding_norm": True,
             }
         elif family == "opt":
@@ -510,12 +509,7 @@ class ModelSpec:
         elif family == "phi":
             inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
             qk_layernorm = r.bool("qk_layernorm", default=False)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
+            kw |= _BIASED_LAYERNORM_BLOCK | {
                 "norms_per_layer": 1,
                 "lm_head_bias": True,
                 "parallel_attention": True,
@@ -568,39 +562,19 @@ class ModelSpec:
         elif family == "ctrl":
             # Salesforce CTRL: biases everywhere, ReLU MLP of width dff, LayerNorms, LM head bias.
             inner = r.int("dff", limit_key="intermediate_size", default=8192)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
+            kw |= _BIASED_LAYERNORM_BLOCK | {
                 "lm_head_bias": True,
             }
         elif family == "xglm":
             # XGLM: sinusoidal positions (not parameters), biases everywhere, GELU MLP, LayerNorms.
             inner = r.int("ffn_dim", limit_key="intermediate_size", default=4096)
-            if r.bool("add_cross_attention", default=False):
-                raise _fail(
-                    "add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model"
-                )
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
-            }
+            kw |= _BIASED_LAYERNORM_BLOCK
         elif family == "persimmon":
             # Adept's Persimmon: fused qkv and dense with biases, LayerNorms, optional LayerNorm
             # over each head's q and k, ReLU² MLP with biases.
             inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
             qk_layernorm = r.bool("qk_layernorm", default=True)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": True,
-                "o_bias": True,
-                "mlp_bias": True,
-                "layer_norm": True,
+            kw |= _BIASED_LAYERNORM_BLOCK | {
                 "qk_norm": "layer" if qk_layernorm else "none",
                 "qk_norm_dim": head_dim if qk_layernorm else 0,
             }

@@ -31,7 +31,7 @@ from lessons import progress as course
 from ui.browser import browser_link
 from ui.controls import term_markdown
 from ui.presenter import is_presenting
-from ui.state import PageState, current_url
+from ui.state import GLOBAL_KEYS, PageState, current_url
 from ui.views import get_view
 
 PROGRESS_KEY = "course_progress"
@@ -107,9 +107,7 @@ def ensure_address(query: Mapping[str, str]) -> None:
     A link to the same page (Start, Continue, a planned step) changes what the script sees but not
     always the address bar; the next click would then rerun the old address. Writing the address
     whenever the view changes keeps the two together."""
-    wanted = dict(query)
-    if st.query_params.get("present"):
-        wanted["present"] = st.query_params.get("present")
+    wanted = _with_app_keys(query)
     text = repr(sorted(wanted.items()))
     if (
         st.session_state.get(_ADDRESS_KEY) != text
@@ -161,11 +159,13 @@ def _neighbour(
     return step_link(lesson, target)
 
 
+def _with_app_keys(query: Mapping[str, str]) -> dict[str, str]:
+    """``query`` plus the address keys that belong to the app, not the page (presenter view)."""
+    return {k: st.query_params[k] for k in GLOBAL_KEYS if k in st.query_params} | dict(query)
+
+
 def _go(query: Mapping[str, str]) -> None:
-    wanted = dict(query)
-    if st.query_params.get("present"):
-        wanted["present"] = st.query_params.get("present")
-    st.query_params.from_dict(wanted)
+    st.query_params.from_dict(_with_app_keys(query))
 
 
 # -- the course index ----------------------------------------------------------------------------
