@@ -462,14 +462,16 @@ def roofline_figure(
     ]
     decode_ops = list(decode_path) + ([decode_selected] if decode_selected is not None else [])
     intensities = [op.intensity for op in [*operations, *decode_ops] if op.intensity > 0]
-    intensities += [p.intensity for p in measured if p.held_to(dtype)]
+    held = [p for p in measured if p.held_to(dtype)]  # each point only on its own precision's roof
+    elsewhere = sorted({p.dtype for p in measured if not p.held_to(dtype)})
+    intensities += [p.intensity for p in held]
     low, high = _log_range([1.0, 1000.0, *ridges, *intensities], pad_decades=0.6)
     x_low, x_high = 10**low, 10**high
 
     peaks = [r.peak_flops for found in all_roofs for r in found if isinstance(r, ComputeRoof)]
     bandwidths = [r.bandwidth_bytes_per_s for found in all_roofs for r in found if isinstance(r, MemoryRoof)]
     y_values = [x_low * min(bandwidths) / TERA, *(p / TERA for p in peaks)]
-    y_values += [p.achieved_flops / TERA for p in measured if p.held_to(dtype)]
+    y_values += [p.achieved_flops / TERA for p in held]
     if not peaks:
         y_values.append(x_high * max(bandwidths) / TERA)
     y_low, y_high = _log_range(y_values, pad_decades=0.25)
@@ -588,8 +590,6 @@ def roofline_figure(
                 }
             )
 
-    held = [p for p in measured if p.held_to(dtype)]
-    elsewhere = sorted({p.dtype for p in measured if not p.held_to(dtype)})
     if held:
         data += _measured_traces(held, accelerators, dtype)
 
