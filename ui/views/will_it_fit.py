@@ -145,6 +145,7 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
         }
         out["longest"] = fit.longest_context(spec, gpu, weight_fmt=values["fit_wfmt"], **common)
         out["formats"] = arrow(fit.formats_table(spec, gpu, context=values["fit_ctx"], **common))
+        out["cache_chart"] = _cache_chart(spec, gpu, values["fit_ctx"], values["fit_kvfmt"])
     return out
 
 
@@ -267,28 +268,32 @@ def cache_contexts(spec: ModelSpec, chosen: int) -> tuple[int, ...]:
     return tuple(found)
 
 
-def render_cache_by_kind(state, container: Any, key: str) -> None:
-    """The cache of one sequence against the context, by layer kind (inference only)."""
+def _cache_chart(spec: ModelSpec, gpu: Any, context: int, kv_fmt: str) -> dict[str, Any]:
+    """The cache of one sequence against the context by layer kind, as a chart spec (built once
+    per setting, inside ``outcome``'s cache)."""
     from charts.memory import cache_by_kind_figure
     from simulators.llm_memory import kv_cache_by_kind
 
+    cache = kv_cache_by_kind(spec, cache_contexts(spec, context), 1, kv_fmt)
+    return as_spec(
+        cache_by_kind_figure(
+            cache.contexts,
+            cache.parts,
+            cache.layers,
+            cache.naive,
+            model=f"{spec.name or 'Custom model'}, one sequence, {kv_fmt.upper()} cache, by layer",
+            capacity_bytes=gpu.memory_bytes,
+        )
+    )
+
+
+def render_cache_by_kind(state, container: Any, key: str) -> None:
+    """The cache of one sequence against the context, by layer kind (inference only)."""
     out = current(state)
-    spec = out.get("spec")
-    if spec is None or state.values["fit_task"] != "inference":
+    if not out.get("cache_chart"):
         container.info("The cache by layer kind applies to inference: choose the Inference task.")
         return
-    values = state.values
-    cache = kv_cache_by_kind(spec, cache_contexts(spec, values["fit_ctx"]), 1, values["fit_kvfmt"])
-    gpu = catalog()[values["fit_gpu"]]
-    figure = cache_by_kind_figure(
-        cache.contexts,
-        cache.parts,
-        cache.layers,
-        cache.naive,
-        model=f"{spec.name or 'Custom model'}, one sequence, {values['fit_kvfmt'].upper()} cache, by layer",
-        capacity_bytes=gpu.memory_bytes,
-    )
-    show(as_spec(figure), key=f"chart-{key}-cache_by_kind", container=container)
+    show(out["cache_chart"], key=f"chart-{key}-cache_by_kind", container=container)
 
 
 VIEWS = {
