@@ -688,7 +688,17 @@ class ModelSpec:
         return self.kv_lora_rank > 0
 
     def param_breakdown(self) -> ParamBreakdown:
-        """Parameters by role, exactly as Hugging Face ``transformers`` instantiates them."""
+        """Parameters by role, exactly as Hugging Face ``transformers`` instantiates them.
+
+        Worked out once per spec (a spec is frozen): the calculator asks for it for every
+        accelerator, context and format it compares, and a large MoE walks hundreds of layers."""
+        cached = self.__dict__.get("_param_breakdown")
+        if cached is None:
+            cached = self._count_params()
+            object.__setattr__(self, "_param_breakdown", cached)
+        return cached
+
+    def _count_params(self) -> ParamBreakdown:
         h, layers = self.hidden_size, self.num_layers
         norm_size = (2 if self.layer_norm else 1) * (1 if self.norm_params else 0)
         embed_dim = self.embed_dim or h
@@ -815,11 +825,17 @@ class ModelSpec:
     # -- KV cache ------------------------------------------------------------------------------
 
     def kv_elements_per_token(self) -> list[int]:
-        """Numbers cached per token in each layer: K and V, or MLA's compressed latent."""
-        if self.uses_mla:
-            # DeepSeek-V2 §2.1: cache the kv_lora_rank latent plus the decoupled RoPE key.
-            return [self.kv_lora_rank + self.qk_rope_head_dim] * self.num_layers
-        return [2 * kv * self.head_dim for _, kv, _ in self.layer_shapes()]
+        """Numbers cached per token in each layer: K and V, or MLA's compressed latent (worked
+        out once per spec, like ``param_breakdown``; each call gets its own list)."""
+        cached = self.__dict__.get("_kv_elements")
+        if cached is None:
+            if self.uses_mla:
+                # DeepSeek-V2 §2.1: cache the kv_lora_rank latent plus the decoupled RoPE key.
+                cached = (self.kv_lora_rank + self.qk_rope_head_dim,) * self.num_layers
+            else:
+                cached = tuple(2 * kv * self.head_dim for _, kv, _ in self.layer_shapes())
+            object.__setattr__(self, "_kv_elements", cached)
+        return list(cached)
 
     def kv_cache_bytes_per_token(self, kv_bytes: float = 2) -> int:
         """Bytes of KV cache per token of context: 2 × layers × KV heads × head_dim × bytes.
