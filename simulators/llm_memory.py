@@ -20,7 +20,7 @@ from typing import Any
 from simulators.model_config import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
 from simulators.model_config import MAX_PARAMS as MAX_PARAMS
 from simulators.model_config import SUPPORTED_FAMILIES as SUPPORTED_FAMILIES
-from simulators.model_config import ModelSpec
+from simulators.model_config import LAYER_KINDS, ModelSpec
 from simulators.model_config import ParamBreakdown as ParamBreakdown
 
 # ---------------------------------------------------------------------------------------------
@@ -121,7 +121,11 @@ def weight_bytes(spec: ModelSpec, fmt: str = "bf16", group_size: int | None = No
 def kv_cache_bytes(spec: ModelSpec, context_tokens: int, batch: int = 1, kv_fmt: str = "bf16") -> float:
     """KV cache for ``batch`` sequences of ``context_tokens``: per-layer sum, windows applied.
 
-    bytes = batch × Σ_layers min(context, window_l) × (per-layer K+V elements) × bytes/value.
+    bytes = batch × (Σ_layers min(context, window_l) × (per-layer K+V elements) × bytes/value
+    + Σ_layers fixed state_l). Everything the model's cache holds after that many tokens: K/V per
+    layer (capped at a window or chunk), MLA latents, and the fixed-size convolution and recurrent
+    states of linear-attention and state-space layers (kept as the model keeps them, whatever
+    ``kv_fmt``: a KV-cache format does not quantize them).
     The sum over layers handles Gemma 2's alternating local/global layers and Mistral's
     sliding window (formula F7 in the project's calculator anchors; per-layer rule as in
     unslothai/unsloth#4757).
@@ -129,7 +133,8 @@ def kv_cache_bytes(spec: ModelSpec, context_tokens: int, batch: int = 1, kv_fmt:
     _check_nonnegative(context_tokens=context_tokens, batch=batch)
     elements = spec.kv_elements_per_token()
     tokens = spec.cached_tokens_per_layer(context_tokens)
-    return batch * kv_bytes_per_value(kv_fmt) * sum(e * t for e, t in zip(elements, tokens, strict=True))
+    grows = kv_bytes_per_value(kv_fmt) * sum(e * t for e, t in zip(elements, tokens, strict=True))
+    return batch * (grows + spec.state_bytes())
 
 
 @dataclass(frozen=True)
@@ -158,14 +163,8 @@ def kv_cache_by_kind(
     _check_nonnegative(batch=batch)
     value = kv_bytes_per_value(kv_fmt)
     elements = spec.kv_elements_per_token()
-    sliding = set(spec.sliding_layers) if spec.sliding_window else set()
-    if spec.uses_mla:
-        kinds = ["MLA latent"] * spec.num_layers
-    else:
-        kinds = [
-            f"sliding window ({spec.sliding_window:,} tokens)" if i in sliding else "full attention"
-            for i in range(spec.num_layers)
-        ]
+    states = spec.layer_state_bytes or (0,) * spec.num_layers
+    kinds = [_kind_label(spec, kind) for kind in spec.kinds()]
     parts: dict[str, list[float]] = {}
     naive = []
     for context in contexts:
@@ -174,16 +173,37 @@ def kv_cache_by_kind(
         for kind in dict.fromkeys(kinds):
             parts.setdefault(kind, []).append(
                 batch
-                * value
-                * sum(e * t for e, t, k in zip(elements, tokens, kinds, strict=True) if k == kind)
+                * sum(
+                    value * e * t + s
+                    for e, t, s, k in zip(elements, tokens, states, kinds, strict=True)
+                    if k == kind
+                )
             )
-        naive.append(batch * value * sum(elements) * context)
+        naive.append(batch * value * sum(_naive_elements(spec)) * context)
     return CacheByKind(
         contexts=tuple(contexts),
         parts={kind: tuple(values) for kind, values in parts.items()},
         layers={kind: kinds.count(kind) for kind in dict.fromkeys(kinds)},
         naive=tuple(naive),
     )
+
+
+def _kind_label(spec: ModelSpec, kind: str) -> str:
+    if kind == "sliding":
+        return f"sliding window ({spec.sliding_window:,} tokens)"
+    if kind == "chunked":
+        return f"chunked attention ({spec.attention_chunk:,}-token chunks)"
+    return LAYER_KINDS[kind]
+
+
+def _naive_elements(spec: ModelSpec) -> list[int]:
+    """Per-token elements of the 2023 formula: 2 × KV heads × head_dim on every layer, as if each
+    were a full-attention layer with the model's main shape (latents as latents)."""
+    if not spec.layer_kinds and not spec.layer_kv_elements:
+        return spec.kv_elements_per_token()
+    if spec.uses_mla:
+        return [spec.kv_lora_rank + spec.qk_rope_head_dim] * spec.num_layers
+    return [2 * spec.num_kv_heads * spec.head_dim] * spec.num_layers
 
 
 def inference_activation_bytes(spec: ModelSpec, tokens_in_flight: int, act_bytes: float = 2) -> float:

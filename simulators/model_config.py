@@ -131,6 +131,23 @@ NOT_YET_MODELLED: dict[str, str] = {
 KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 
 
+# Kinds of layer the calculator sizes: how each keeps its cache. Full attention and MLA keep every
+# token; sliding windows and chunks cap it; linear-attention, state-space and recurrent layers keep a
+# fixed-size state instead (``layer_state_bytes``); a shared layer reads an earlier layer's cache.
+LAYER_KINDS: dict[str, str] = {
+    "full": "full attention",
+    "sliding": "sliding window",
+    "chunked": "chunked attention",
+    "mla": "MLA latent",
+    "linear": "linear attention (fixed state)",
+    "ssm": "state-space (fixed state)",
+    "recurrent": "recurrent (fixed state)",
+    "shared": "shares an earlier layer's cache",
+    "none": "no token mixer",
+}
+GROWING_KINDS = frozenset({"full", "mla"})
+
+
 # Families whose attention always has as many KV heads as query heads, of hidden_size // heads.
 _MULTI_HEAD_ONLY = frozenset({"persimmon", "gptj", "codegen", "ctrl", "gpt_neox_japanese", "xglm"})
 
@@ -267,11 +284,12 @@ class ParamBreakdown:
 
     embeddings: int  # token (+ learned position) embeddings, embedding norm, input/output projections
     lm_head: int  # 0 when tied to the token embedding
-    attention: int  # q, k, v, o projections (+ biases, q/k norms, MLA down/up projections)
+    attention: int  # token mixers: q, k, v, o (+ biases, q/k norms, MLA), linear-attention and SSM layers
     mlp: int  # dense MLPs and shared experts
     routed_experts: int  # all routed experts of all MoE layers
     routers: int  # MoE gate matrices
     norms: int  # per-layer and final norms
+    other: int = 0  # outside the layer pattern (per-layer embeddings, Gemma 3n's AltUp, …)
 
     @property
     def total(self) -> int:
@@ -283,6 +301,7 @@ class ParamBreakdown:
             + self.routed_experts
             + self.routers
             + self.norms
+            + self.other
         )
 
     @property
@@ -351,6 +370,16 @@ class ModelSpec:
     layer_heads: tuple[int, ...] = ()
     layer_kv_heads: tuple[int, ...] = ()
     layer_intermediate: tuple[int, ...] = ()
+    # Layers that are not all alike (hybrids, per-layer shapes), written by the family readers in
+    # simulators/families. Empty tuples: every layer is the standard attention layer above.
+    layer_kinds: tuple[str, ...] = ()  # per layer, a key of LAYER_KINDS
+    layer_head_dims: tuple[int, ...] = ()  # per-layer head size (Gemma 4's global layers)
+    layer_attention_params: tuple[int, ...] = ()  # token-mixer parameters per layer, when not standard
+    layer_kv_elements: tuple[int, ...] = ()  # numbers cached per token per layer, when not standard
+    layer_state_bytes: tuple[int, ...] = ()  # fixed-size state per sequence per layer (conv + recurrent)
+    attention_chunk: int = 0  # chunked-attention layers keep at most this many tokens (Llama 4)
+    other_params: int = 0  # outside the layer pattern: per-layer embeddings, extra projections
+    extra_norm_params: int = 0  # norms beyond norms_per_layer × layers (hybrid layers differ)
     name: str = ""
 
     # -- construction --------------------------------------------------------------------------
@@ -373,308 +402,16 @@ class ModelSpec:
         if family in ("refinedweb", "refinedwebmodel"):  # early Falcon checkpoints
             family = "falcon"
         check_family(family)
-        layer_types = cfg.get("layer_types")
-        if isinstance(layer_types, list):
-            unknown = sorted({str(t) for t in layer_types} - KNOWN_LAYER_TYPES)
-            if unknown:
-                raise _fail(
-                    "layer_types",
-                    f"layers of kind {', '.join(unknown)} are not modelled yet (only full and "
-                    "sliding-window attention): refused rather than sized as attention layers",
-                )
-        if cfg.get("attention_chunk_size"):
-            raise _fail(
-                "attention_chunk_size",
-                "chunked attention is not modelled yet: its cache would be sized as full attention",
-            )
-
-        if family == "openelm":
-            spec = cls(**_read_openelm(r, name or str(cfg.get("_name_or_path") or "")))
-            _check_total(spec)
-            return spec
-
-        hidden = r.int("hidden_size", "n_embd", "d_model", "dim", limit_key="hidden_size")
-        layers = r.int("num_hidden_layers", "n_layer", "num_layers", "n_layers", limit_key="num_layers")
-        heads = r.int(
-            "num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads", limit_key="num_heads"
-        )
-        vocab = r.int("vocab_size", "padded_vocab_size", limit_key="vocab_size")
-        max_positions = r.int(
-            "max_position_embeddings",
-            "n_positions",
-            "max_sequence_length",
-            "seq_length",
-            "n_ctx",
-            limit_key="max_positions",
-            default=0,
-            minimum=0,
-        )
-
-        kw: dict[str, Any] = {"family": family, "name": name or str(cfg.get("_name_or_path") or "")}
-
-        # Key/value heads: GQA field names, MQA flags.
-        kv_default = heads
-        if family == "falcon":
-            if r.bool("new_decoder_architecture", default=False):
-                kv_default = r.int("num_kv_heads", "n_head_kv", limit_key="num_kv_heads", default=heads)
-            elif r.bool("multi_query", default=True):
-                kv_default = 1
-        elif family == "gpt_bigcode" and r.bool("multi_query", default=True):
-            kv_default = 1
-        if family in ("falcon", "gpt_bigcode") or family in _MULTI_HEAD_ONLY:
-            kv_heads = kv_default
+        reader = FAMILY_READERS.get(family)
+        if reader is not None:
+            kw = reader(r, cfg, family, name or str(cfg.get("_name_or_path") or ""))
+        elif family == "openelm":
+            kw = _read_openelm(r, name or str(cfg.get("_name_or_path") or ""))
         else:
-            kv_heads = r.int(
-                "num_key_value_heads",
-                "num_kv_heads",
-                "n_head_kv",
-                "multi_query_group_num",
-                limit_key="num_kv_heads",
-                default=kv_default,
-            )
-        if heads % kv_heads:
-            raise _fail(
-                "num_key_value_heads",
-                f"num_attention_heads ({heads}) must be divisible by the number of KV heads ({kv_heads})",
-            )
-
-        head_dim_default = hidden // heads if hidden % heads == 0 else 0
-        if family == "glm4_moe":  # its attention floors hidden_size / heads when head_dim is absent
-            head_dim_default = hidden // heads
-        elif family == "glm4_moe_lite":  # Glm4MoeLiteConfig maps head_dim to qk_rope_head_dim
-            head_dim_default = r.int("qk_rope_head_dim", limit_key="head_dim")
-        head_dim = r.int("head_dim", limit_key="head_dim", default=head_dim_default or 0, minimum=0)
-        if family in _MULTI_HEAD_ONLY:  # their attention ignores head_dim: hidden_size // heads
-            head_dim = head_dim_default
-        if head_dim == 0:
-            raise _fail(
-                "head_dim",
-                f"is missing and hidden_size ({hidden}) is not divisible by num_attention_heads ({heads})",
-            )
-
-        tie_default = family in {
-            "gemma",
-            "gemma2",
-            "gpt2",
-            "gpt_bigcode",
-            "falcon",
-            "opt",
-            "bloom",
-            "starcoder2",
-            "ctrl",
-            "gpt_neox_japanese",
-            "xglm",
-        }
-        kw["tie_word_embeddings"] = r.bool("tie_word_embeddings", default=tie_default)
-        if family in ("gpt2", "gpt_bigcode", "xglm") and r.bool("add_cross_attention", default=False):
-            raise _fail("add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model")
-
-        if family in ("gpt2", "gpt_bigcode"):
-            inner = r.int("n_inner", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            kw |= _BIASED_LAYERNORM_BLOCK | {
-                "learned_positions": max_positions or r.int("n_positions", limit_key="max_positions"),
-            }
-        elif family == "gpt_neox":
-            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            bias = r.bool("attention_bias", default=True)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": bias,
-                "o_bias": bias,
-                "mlp_bias": True,
-                "layer_norm": True,
-                "parallel_attention": r.bool("use_parallel_residual", default=True),
-            }
-        elif family == "bloom":
-            inner = 4 * hidden
-            kw |= _BIASED_LAYERNORM_BLOCK | {
-                "embedding_norm": True,
-            }
-        elif family == "opt":
-            inner = r.int("ffn_dim", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            bias = r.bool("enable_bias", default=True)
-            embed_dim = r.int("word_embed_proj_dim", limit_key="embed_dim", default=hidden)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": bias,
-                "o_bias": bias,
-                "mlp_bias": bias,
-                "layer_norm": True,
-                "norm_params": r.bool("layer_norm_elementwise_affine", default=True),
-                "final_norm": r.bool("do_layer_norm_before", default=True)
-                and not r.bool("_remove_final_layer_norm", default=False),
-                "learned_positions": r.int("max_position_embeddings", limit_key="max_positions") + 2,
-                "embed_dim": embed_dim if embed_dim != hidden else 0,
-            }
-        elif family == "phi":
-            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            qk_layernorm = r.bool("qk_layernorm", default=False)
-            kw |= _BIASED_LAYERNORM_BLOCK | {
-                "norms_per_layer": 1,
-                "lm_head_bias": True,
-                "parallel_attention": True,
-                "qk_norm": "layer" if qk_layernorm else "none",
-                "qk_norm_dim": hidden // heads if qk_layernorm else 0,
-            }
-        elif family == "falcon":
-            inner = r.int(
-                "ffn_hidden_size", "intermediate_size", limit_key="intermediate_size", default=4 * hidden
-            )
-            parallel = r.bool("parallel_attn", default=True)
-            new_arch = r.bool("new_decoder_architecture", default=False)
-            n_ln = cfg.get("num_ln_in_parallel_attn")
-            if n_ln is None:
-                n_ln = 2 if new_arch else 1
-            if n_ln not in (1, 2) or isinstance(n_ln, bool):
-                raise _fail("num_ln_in_parallel_attn", f"must be 1 or 2, got {n_ln!r}")
-            bias = r.bool("bias", default=False)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": bias,
-                "o_bias": bias,
-                "mlp_bias": bias,
-                "layer_norm": True,
-                "norms_per_layer": (n_ln if parallel else 2),
-                "parallel_attention": parallel,
-            }
-        elif family in ("gptj", "codegen"):
-            # GPT-J / CodeGen: attention and MLP in parallel after one LayerNorm; q, k, v (fused
-            # in CodeGen) and out without bias; GELU MLP and LM head with bias.
-            inner = r.int("n_inner", limit_key="intermediate_size", default=4 * hidden)
-            kw |= {
-                "gated_mlp": False,
-                "mlp_bias": True,
-                "layer_norm": True,
-                "norms_per_layer": 1,
-                "lm_head_bias": True,
-                "parallel_attention": True,
-            }
-        elif family == "gpt_neox_japanese":
-            # No biases except the last layer's attention output (dense_bias); MLP of
-            # hidden_size × intermediate_multiple_size.
-            multiple = cfg.get("intermediate_multiple_size", 4)
-            if isinstance(multiple, bool) or not isinstance(multiple, (int, float)) or not 0 < multiple <= 64:
-                raise _fail("intermediate_multiple_size", f"must be a positive number, got {multiple!r}")
-            inner = int(hidden * multiple)
-            if inner < 1:
-                raise _fail("intermediate_multiple_size", f"gives an MLP of width {inner}")
-            kw |= {"gated_mlp": False, "layer_norm": True, "extra_attention_params": hidden}
-        elif family == "ctrl":
-            # Salesforce CTRL: biases everywhere, ReLU MLP of width dff, LayerNorms, LM head bias.
-            inner = r.int("dff", limit_key="intermediate_size", default=8192)
-            kw |= _BIASED_LAYERNORM_BLOCK | {
-                "lm_head_bias": True,
-            }
-        elif family == "xglm":
-            # XGLM: sinusoidal positions (not parameters), biases everywhere, GELU MLP, LayerNorms.
-            inner = r.int("ffn_dim", limit_key="intermediate_size", default=4096)
-            kw |= _BIASED_LAYERNORM_BLOCK
-        elif family == "persimmon":
-            # Adept's Persimmon: fused qkv and dense with biases, LayerNorms, optional LayerNorm
-            # over each head's q and k, ReLU² MLP with biases.
-            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            qk_layernorm = r.bool("qk_layernorm", default=True)
-            kw |= _BIASED_LAYERNORM_BLOCK | {
-                "qk_norm": "layer" if qk_layernorm else "none",
-                "qk_norm_dim": head_dim if qk_layernorm else 0,
-            }
-        elif family in ("apertus", "arcee", "nanochat", "jais2"):
-            # Llama-style attention with a non-gated MLP (up, activation, down): ReLU² (Arcee,
-            # NanoChat, Jais 2) or xIELU (Apertus, whose activation learns alpha_p and alpha_n).
-            inner = r.int("intermediate_size", limit_key="intermediate_size")
-            bias = r.bool("attention_bias", default=family == "jais2")
-            xielu = family == "apertus" and r.config.get("hidden_act", "xielu") == "xielu"
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": bias,
-                "o_bias": bias,
-                "mlp_bias": r.bool("mlp_bias", default=family == "jais2")
-                if family in ("arcee", "jais2")
-                else False,
-                "layer_norm": family == "jais2",  # Jais 2: LayerNorm with bias; others RMSNorm
-                "norm_params": family != "nanochat",  # NanoChat's RMSNorms have no weight
-                "qk_norm": "rms" if family == "apertus" else "none",  # NanoChat's q/k norms: no weight
-                "qk_norm_dim": head_dim if family == "apertus" else 0,
-                "mlp_act_params": 2 if xielu else 0,
-            }
-        elif family == "starcoder2":
-            inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
-            bias = r.bool("use_bias", default=True)
-            kw |= {
-                "gated_mlp": False,
-                "qkv_bias": bias,
-                "o_bias": bias,
-                "mlp_bias": bias,
-                "layer_norm": True,
-            }
-        else:
-            # Llama-style: llama, mistral, mixtral, qwen2(+moe), qwen3(+moe), gemma(2), phi3,
-            # deepseek_v2/v3, and any unknown family with the standard fields.
-            if family == "kolibri1":  # every layer is MoE: no dense MLP width
-                inner = r.int("moe_intermediate_size", limit_key="intermediate_size")
-            else:
-                inner = r.int(
-                    "intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size"
-                )
-            attention_bias = r.bool("attention_bias", default=False) and family not in (
-                "kolibri1",
-                "exaone_moe",
-            )
-            mlp_bias = (
-                r.bool("mlp_bias", default=False)
-                if family in ("llama", "deepseek_v2", "aria_text", "hy_v3")
-                else False
-            )
-            if family == "qwen2":
-                qkv_bias, o_bias = True, False
-            elif family == "qwen2_moe":
-                qkv_bias, o_bias = r.bool("qkv_bias", default=True), False
-            elif family == "glm4_moe":
-                qkv_bias, o_bias = attention_bias, False
-            elif family in ("ernie4_5", "ernie4_5_moe"):
-                # ERNIE 4.5: use_bias on every projection, the MLPs and the LM head.
-                qkv_bias = o_bias = mlp_bias = r.bool("use_bias", default=False)
-                kw["lm_head_bias"] = mlp_bias
-            else:
-                qkv_bias = o_bias = attention_bias
-            kw |= {
-                "gated_mlp": True,
-                "qkv_bias": qkv_bias,
-                "o_bias": o_bias,
-                "mlp_bias": mlp_bias,
-                "norms_per_layer": 4 if family in ("gemma2", "kolibri1") else 2,
-            }
-            if family in ("qwen3", "qwen3_moe", "kolibri1", "hy_v3", "exaone_moe") or (
-                family == "glm4_moe" and r.bool("use_qk_norm", default=False)
-            ):
-                kw |= {"qk_norm": "rms", "qk_norm_dim": head_dim}
-
-        kw |= {
-            "hidden_size": hidden,
-            "num_layers": layers,
-            "num_heads": heads,
-            "num_kv_heads": kv_heads,
-            "head_dim": head_dim,
-            "intermediate_size": inner,
-            "vocab_size": vocab,
-            "max_positions": max_positions,
-        }
-
-        kw |= _read_moe(r, family, layers, inner)
-        if family == "gpt_oss":
-            # gpt-oss: biased router and experts (gate_up_proj_bias, down_proj_bias) and one
-            # learned attention-sink logit per head in every layer (self_attn.sinks).
-            kw |= {"router_bias": True, "expert_bias": True, "extra_attention_params": layers * heads}
-        if family in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
-            kw |= _read_mla(r, heads, q_lora_default=768 if family == "glm4_moe_lite" else 1536)
-        kw |= _read_sliding(r, cfg, family, layers)
-
+            kw = _read_standard(r, cfg, family, name)
         spec = cls(**kw)
-        total = spec.param_count()
-        if total > MAX_PARAMS:
-            raise ValueError(
-                f"config: {total:,} parameters is beyond any plausible model (limit {MAX_PARAMS:.0e})"
-            )
+        spec.check_layers()
+        _check_total(spec)
         return spec
 
     # -- sizes ---------------------------------------------------------------------------------
@@ -714,7 +451,14 @@ class ModelSpec:
         if self.lm_head_bias:
             lm_head += self.vocab_size
 
-        attention = sum(self._attention_params_per_layer(q, kv) for q, kv, _ in self.layer_shapes())
+        if self.layer_attention_params:
+            attention = sum(self.layer_attention_params)
+        else:
+            head_dims = self.layer_head_dims or (self.head_dim,) * layers
+            attention = sum(
+                self._attention_params_per_layer(q, kv, d)
+                for (q, kv, _), d in zip(self.layer_shapes(), head_dims, strict=True)
+            )
         attention += self.extra_attention_params
         moe_layer_count = len(self.moe_layers) if self.is_moe else 0
         moe_set = set(self.moe_layers) if self.is_moe else set()
@@ -739,7 +483,7 @@ class ModelSpec:
                 shared += h
             mlp += moe_layer_count * shared
 
-        norms = layers * self.norms_per_layer * norm_size * h
+        norms = layers * self.norms_per_layer * norm_size * h + self.extra_norm_params
         if self.final_norm:
             norms += norm_size * h
         return ParamBreakdown(
@@ -750,6 +494,7 @@ class ModelSpec:
             routed_experts=routed,
             routers=routers,
             norms=norms,
+            other=self.other_params,
         )
 
     def layer_shapes(self) -> list[tuple[int, int, int]]:
@@ -760,7 +505,7 @@ class ModelSpec:
         widths = self.layer_intermediate or tuple(self.intermediate_size for _ in layers)
         return list(zip(heads, kv_heads, widths, strict=True))
 
-    def _attention_params_per_layer(self, q_heads: int, kv_heads: int) -> int:
+    def _attention_params_per_layer(self, q_heads: int, kv_heads: int, head_dim: int) -> int:
         h = self.hidden_size
         if self.uses_mla:
             qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
@@ -776,17 +521,17 @@ class ModelSpec:
             kv += self.kv_lora_rank * self.num_heads * (self.qk_nope_head_dim + self.v_head_dim)
             o = self.num_heads * self.v_head_dim * h + (h if self.o_bias else 0)
             return q + kv + o
-        q_out = q_heads * self.head_dim
-        kv_out = kv_heads * self.head_dim
+        q_out = q_heads * head_dim
+        kv_out = kv_heads * head_dim
         params = h * q_out + 2 * h * kv_out + q_out * h
         if self.qkv_bias:
             params += q_out + 2 * kv_out
         if self.o_bias:
             params += h
         if self.qk_norm == "rms":
-            params += 2 * self.qk_norm_dim
+            params += 2 * (self.qk_norm_dim if head_dim == self.head_dim else head_dim)
         elif self.qk_norm == "layer":
-            params += 4 * self.qk_norm_dim
+            params += 4 * (self.qk_norm_dim if head_dim == self.head_dim else head_dim)
         return params
 
     def _mlp_params(self, width: int, *, bias: bool) -> int:
@@ -829,11 +574,16 @@ class ModelSpec:
         out once per spec, like ``param_breakdown``; each call gets its own list)."""
         cached = self.__dict__.get("_kv_elements")
         if cached is None:
-            if self.uses_mla:
+            if self.layer_kv_elements:
+                cached = self.layer_kv_elements
+            elif self.uses_mla:
                 # DeepSeek-V2 §2.1: cache the kv_lora_rank latent plus the decoupled RoPE key.
                 cached = (self.kv_lora_rank + self.qk_rope_head_dim,) * self.num_layers
             else:
-                cached = tuple(2 * kv * self.head_dim for _, kv, _ in self.layer_shapes())
+                head_dims = self.layer_head_dims or (self.head_dim,) * self.num_layers
+                cached = tuple(
+                    2 * kv * d for (_, kv, _), d in zip(self.layer_shapes(), head_dims, strict=True)
+                )
             object.__setattr__(self, "_kv_elements", cached)
         return list(cached)
 
@@ -849,16 +599,367 @@ class ModelSpec:
         return round(sum(self.kv_elements_per_token()) * kv_bytes)
 
     def cached_tokens_per_layer(self, context_tokens: int) -> list[int]:
-        """Tokens each layer keeps: ``min(context, window)`` on sliding-window layers."""
-        sliding = set(self.sliding_layers) if self.sliding_window else set()
-        return [
-            min(context_tokens, self.sliding_window) if i in sliding else context_tokens
-            for i in range(self.num_layers)
-        ]
+        """Tokens each layer keeps: ``min(context, window)`` on sliding-window layers,
+        ``min(context, chunk)`` on chunked ones, none on layers that keep a fixed-size state or
+        reuse another layer's cache."""
+        out = []
+        for kind in self.kinds():
+            if kind == "sliding":
+                out.append(min(context_tokens, self.sliding_window))
+            elif kind == "chunked":
+                out.append(min(context_tokens, self.attention_chunk))
+            elif kind in GROWING_KINDS:
+                out.append(context_tokens)
+            else:
+                out.append(0)
+        return out
+
+    def kinds(self) -> tuple[str, ...]:
+        """Each layer's kind, a key of ``LAYER_KINDS`` (given, or from the sliding layers / MLA)."""
+        if self.layer_kinds:
+            return self.layer_kinds
+        cached = self.__dict__.get("_kinds")
+        if cached is None:
+            sliding = set(self.sliding_layers) if self.sliding_window else set()
+            base = "mla" if self.uses_mla else "full"
+            cached = tuple("sliding" if i in sliding else base for i in range(self.num_layers))
+            object.__setattr__(self, "_kinds", cached)
+        return cached
+
+    def state_bytes(self) -> int:
+        """Bytes of fixed-size state one sequence keeps (linear-attention and state-space layers:
+        convolution and recurrent states), whatever the context; 0 for attention-only models."""
+        return sum(self.layer_state_bytes)
+
+    def check_layers(self) -> None:
+        """Raise ``ValueError`` if the per-layer fields disagree with each other (a reader's bug
+        or a hand-written spec), so a wrong description is never sized."""
+        n = self.num_layers
+        for field_name in (
+            "layer_kinds",
+            "layer_head_dims",
+            "layer_attention_params",
+            "layer_kv_elements",
+            "layer_state_bytes",
+            "layer_heads",
+            "layer_kv_heads",
+            "layer_intermediate",
+        ):
+            values = getattr(self, field_name)
+            if values and len(values) != n:
+                raise ValueError(f"{field_name} has {len(values)} entries for {n} layers")
+        unknown = set(self.layer_kinds) - set(LAYER_KINDS)
+        if unknown:
+            raise ValueError(f"layer_kinds: unknown kinds {sorted(unknown)}")
+        if self.layer_kinds:
+            sliding = tuple(i for i, k in enumerate(self.layer_kinds) if k == "sliding")
+            if sliding != (tuple(self.sliding_layers) if self.sliding_window else ()):
+                raise ValueError("layer_kinds and sliding_layers name different sliding-window layers")
+            if "chunked" in self.layer_kinds and not self.attention_chunk:
+                raise ValueError("chunked layers need attention_chunk")
 
     def with_overrides(self, **changes: Any) -> ModelSpec:
         """A copy with some fields changed (for what-if sliders)."""
         return replace(self, **changes)
+
+
+def _read_standard(r: _Reader, cfg: Mapping[str, Any], family: str, name: str = "") -> dict[str, Any]:
+    """``ModelSpec`` fields of a standard decoder (every layer attention + MLP), read from its
+    config: the Llama-style families and the older ones with branches of their own. Family
+    readers (``simulators/families``) start from it and change what their layers do differently."""
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list):
+        unknown = sorted({str(t) for t in layer_types} - KNOWN_LAYER_TYPES)
+        if unknown:
+            raise _fail(
+                "layer_types",
+                f"layers of kind {', '.join(unknown)} are not modelled yet (only full and "
+                "sliding-window attention): refused rather than sized as attention layers",
+            )
+    if cfg.get("attention_chunk_size"):
+        raise _fail(
+            "attention_chunk_size",
+            "chunked attention is not modelled yet: its cache would be sized as full attention",
+        )
+
+    hidden = r.int("hidden_size", "n_embd", "d_model", "dim", limit_key="hidden_size")
+    layers = r.int("num_hidden_layers", "n_layer", "num_layers", "n_layers", limit_key="num_layers")
+    heads = r.int(
+        "num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads", limit_key="num_heads"
+    )
+    vocab = r.int("vocab_size", "padded_vocab_size", limit_key="vocab_size")
+    max_positions = r.int(
+        "max_position_embeddings",
+        "n_positions",
+        "max_sequence_length",
+        "seq_length",
+        "n_ctx",
+        limit_key="max_positions",
+        default=0,
+        minimum=0,
+    )
+
+    kw: dict[str, Any] = {"family": family, "name": name or str(cfg.get("_name_or_path") or "")}
+
+    # Key/value heads: GQA field names, MQA flags.
+    kv_default = heads
+    if family == "falcon":
+        if r.bool("new_decoder_architecture", default=False):
+            kv_default = r.int("num_kv_heads", "n_head_kv", limit_key="num_kv_heads", default=heads)
+        elif r.bool("multi_query", default=True):
+            kv_default = 1
+    elif family == "gpt_bigcode" and r.bool("multi_query", default=True):
+        kv_default = 1
+    if family in ("falcon", "gpt_bigcode") or family in _MULTI_HEAD_ONLY:
+        kv_heads = kv_default
+    else:
+        kv_heads = r.int(
+            "num_key_value_heads",
+            "num_kv_heads",
+            "n_head_kv",
+            "multi_query_group_num",
+            limit_key="num_kv_heads",
+            default=kv_default,
+        )
+    if heads % kv_heads:
+        raise _fail(
+            "num_key_value_heads",
+            f"num_attention_heads ({heads}) must be divisible by the number of KV heads ({kv_heads})",
+        )
+
+    head_dim_default = hidden // heads if hidden % heads == 0 else 0
+    if family == "glm4_moe":  # its attention floors hidden_size / heads when head_dim is absent
+        head_dim_default = hidden // heads
+    elif family == "glm4_moe_lite":  # Glm4MoeLiteConfig maps head_dim to qk_rope_head_dim
+        head_dim_default = r.int("qk_rope_head_dim", limit_key="head_dim")
+    head_dim = r.int("head_dim", limit_key="head_dim", default=head_dim_default or 0, minimum=0)
+    if family in _MULTI_HEAD_ONLY:  # their attention ignores head_dim: hidden_size // heads
+        head_dim = head_dim_default
+    if head_dim == 0:
+        raise _fail(
+            "head_dim",
+            f"is missing and hidden_size ({hidden}) is not divisible by num_attention_heads ({heads})",
+        )
+
+    tie_default = family in {
+        "gemma",
+        "gemma2",
+        "gpt2",
+        "gpt_bigcode",
+        "falcon",
+        "opt",
+        "bloom",
+        "starcoder2",
+        "ctrl",
+        "gpt_neox_japanese",
+        "xglm",
+    }
+    kw["tie_word_embeddings"] = r.bool("tie_word_embeddings", default=tie_default)
+    if family in ("gpt2", "gpt_bigcode", "xglm") and r.bool("add_cross_attention", default=False):
+        raise _fail("add_cross_attention", "encoder-decoder cross-attention is not a decoder-only model")
+
+    if family in ("gpt2", "gpt_bigcode"):
+        inner = r.int("n_inner", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        kw |= _BIASED_LAYERNORM_BLOCK | {
+            "learned_positions": max_positions or r.int("n_positions", limit_key="max_positions"),
+        }
+    elif family == "gpt_neox":
+        inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        bias = r.bool("attention_bias", default=True)
+        kw |= {
+            "gated_mlp": False,
+            "qkv_bias": bias,
+            "o_bias": bias,
+            "mlp_bias": True,
+            "layer_norm": True,
+            "parallel_attention": r.bool("use_parallel_residual", default=True),
+        }
+    elif family == "bloom":
+        inner = 4 * hidden
+        kw |= _BIASED_LAYERNORM_BLOCK | {
+            "embedding_norm": True,
+        }
+    elif family == "opt":
+        inner = r.int("ffn_dim", "intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        bias = r.bool("enable_bias", default=True)
+        embed_dim = r.int("word_embed_proj_dim", limit_key="embed_dim", default=hidden)
+        kw |= {
+            "gated_mlp": False,
+            "qkv_bias": bias,
+            "o_bias": bias,
+            "mlp_bias": bias,
+            "layer_norm": True,
+            "norm_params": r.bool("layer_norm_elementwise_affine", default=True),
+            "final_norm": r.bool("do_layer_norm_before", default=True)
+            and not r.bool("_remove_final_layer_norm", default=False),
+            "learned_positions": r.int("max_position_embeddings", limit_key="max_positions") + 2,
+            "embed_dim": embed_dim if embed_dim != hidden else 0,
+        }
+    elif family == "phi":
+        inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        qk_layernorm = r.bool("qk_layernorm", default=False)
+        kw |= _BIASED_LAYERNORM_BLOCK | {
+            "norms_per_layer": 1,
+            "lm_head_bias": True,
+            "parallel_attention": True,
+            "qk_norm": "layer" if qk_layernorm else "none",
+            "qk_norm_dim": hidden // heads if qk_layernorm else 0,
+        }
+    elif family == "falcon":
+        inner = r.int(
+            "ffn_hidden_size", "intermediate_size", limit_key="intermediate_size", default=4 * hidden
+        )
+        parallel = r.bool("parallel_attn", default=True)
+        new_arch = r.bool("new_decoder_architecture", default=False)
+        n_ln = cfg.get("num_ln_in_parallel_attn")
+        if n_ln is None:
+            n_ln = 2 if new_arch else 1
+        if n_ln not in (1, 2) or isinstance(n_ln, bool):
+            raise _fail("num_ln_in_parallel_attn", f"must be 1 or 2, got {n_ln!r}")
+        bias = r.bool("bias", default=False)
+        kw |= {
+            "gated_mlp": False,
+            "qkv_bias": bias,
+            "o_bias": bias,
+            "mlp_bias": bias,
+            "layer_norm": True,
+            "norms_per_layer": (n_ln if parallel else 2),
+            "parallel_attention": parallel,
+        }
+    elif family in ("gptj", "codegen"):
+        # GPT-J / CodeGen: attention and MLP in parallel after one LayerNorm; q, k, v (fused
+        # in CodeGen) and out without bias; GELU MLP and LM head with bias.
+        inner = r.int("n_inner", limit_key="intermediate_size", default=4 * hidden)
+        kw |= {
+            "gated_mlp": False,
+            "mlp_bias": True,
+            "layer_norm": True,
+            "norms_per_layer": 1,
+            "lm_head_bias": True,
+            "parallel_attention": True,
+        }
+    elif family == "gpt_neox_japanese":
+        # No biases except the last layer's attention output (dense_bias); MLP of
+        # hidden_size × intermediate_multiple_size.
+        multiple = cfg.get("intermediate_multiple_size", 4)
+        if isinstance(multiple, bool) or not isinstance(multiple, (int, float)) or not 0 < multiple <= 64:
+            raise _fail("intermediate_multiple_size", f"must be a positive number, got {multiple!r}")
+        inner = int(hidden * multiple)
+        if inner < 1:
+            raise _fail("intermediate_multiple_size", f"gives an MLP of width {inner}")
+        kw |= {"gated_mlp": False, "layer_norm": True, "extra_attention_params": hidden}
+    elif family == "ctrl":
+        # Salesforce CTRL: biases everywhere, ReLU MLP of width dff, LayerNorms, LM head bias.
+        inner = r.int("dff", limit_key="intermediate_size", default=8192)
+        kw |= _BIASED_LAYERNORM_BLOCK | {
+            "lm_head_bias": True,
+        }
+    elif family == "xglm":
+        # XGLM: sinusoidal positions (not parameters), biases everywhere, GELU MLP, LayerNorms.
+        inner = r.int("ffn_dim", limit_key="intermediate_size", default=4096)
+        kw |= _BIASED_LAYERNORM_BLOCK
+    elif family == "persimmon":
+        # Adept's Persimmon: fused qkv and dense with biases, LayerNorms, optional LayerNorm
+        # over each head's q and k, ReLU² MLP with biases.
+        inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        qk_layernorm = r.bool("qk_layernorm", default=True)
+        kw |= _BIASED_LAYERNORM_BLOCK | {
+            "qk_norm": "layer" if qk_layernorm else "none",
+            "qk_norm_dim": head_dim if qk_layernorm else 0,
+        }
+    elif family in ("apertus", "arcee", "nanochat", "jais2"):
+        # Llama-style attention with a non-gated MLP (up, activation, down): ReLU² (Arcee,
+        # NanoChat, Jais 2) or xIELU (Apertus, whose activation learns alpha_p and alpha_n).
+        inner = r.int("intermediate_size", limit_key="intermediate_size")
+        bias = r.bool("attention_bias", default=family == "jais2")
+        xielu = family == "apertus" and r.config.get("hidden_act", "xielu") == "xielu"
+        kw |= {
+            "gated_mlp": False,
+            "qkv_bias": bias,
+            "o_bias": bias,
+            "mlp_bias": r.bool("mlp_bias", default=family == "jais2")
+            if family in ("arcee", "jais2")
+            else False,
+            "layer_norm": family == "jais2",  # Jais 2: LayerNorm with bias; others RMSNorm
+            "norm_params": family != "nanochat",  # NanoChat's RMSNorms have no weight
+            "qk_norm": "rms" if family == "apertus" else "none",  # NanoChat's q/k norms: no weight
+            "qk_norm_dim": head_dim if family == "apertus" else 0,
+            "mlp_act_params": 2 if xielu else 0,
+        }
+    elif family == "starcoder2":
+        inner = r.int("intermediate_size", limit_key="intermediate_size", default=4 * hidden)
+        bias = r.bool("use_bias", default=True)
+        kw |= {
+            "gated_mlp": False,
+            "qkv_bias": bias,
+            "o_bias": bias,
+            "mlp_bias": bias,
+            "layer_norm": True,
+        }
+    else:
+        # Llama-style: llama, mistral, mixtral, qwen2(+moe), qwen3(+moe), gemma(2), phi3,
+        # deepseek_v2/v3, and any unknown family with the standard fields.
+        if family == "kolibri1":  # every layer is MoE: no dense MLP width
+            inner = r.int("moe_intermediate_size", limit_key="intermediate_size")
+        else:
+            inner = r.int(
+                "intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size"
+            )
+        attention_bias = r.bool("attention_bias", default=False) and family not in (
+            "kolibri1",
+            "exaone_moe",
+        )
+        mlp_bias = (
+            r.bool("mlp_bias", default=False)
+            if family in ("llama", "deepseek_v2", "aria_text", "hy_v3")
+            else False
+        )
+        if family == "qwen2":
+            qkv_bias, o_bias = True, False
+        elif family == "qwen2_moe":
+            qkv_bias, o_bias = r.bool("qkv_bias", default=True), False
+        elif family == "glm4_moe":
+            qkv_bias, o_bias = attention_bias, False
+        elif family in ("ernie4_5", "ernie4_5_moe"):
+            # ERNIE 4.5: use_bias on every projection, the MLPs and the LM head.
+            qkv_bias = o_bias = mlp_bias = r.bool("use_bias", default=False)
+            kw["lm_head_bias"] = mlp_bias
+        else:
+            qkv_bias = o_bias = attention_bias
+        kw |= {
+            "gated_mlp": True,
+            "qkv_bias": qkv_bias,
+            "o_bias": o_bias,
+            "mlp_bias": mlp_bias,
+            "norms_per_layer": 4 if family in ("gemma2", "kolibri1") else 2,
+        }
+        if family in ("qwen3", "qwen3_moe", "kolibri1", "hy_v3", "exaone_moe") or (
+            family == "glm4_moe" and r.bool("use_qk_norm", default=False)
+        ):
+            kw |= {"qk_norm": "rms", "qk_norm_dim": head_dim}
+
+    kw |= {
+        "hidden_size": hidden,
+        "num_layers": layers,
+        "num_heads": heads,
+        "num_kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": inner,
+        "vocab_size": vocab,
+        "max_positions": max_positions,
+    }
+
+    kw |= _read_moe(r, family, layers, inner)
+    if family == "gpt_oss":
+        # gpt-oss: biased router and experts (gate_up_proj_bias, down_proj_bias) and one
+        # learned attention-sink logit per head in every layer (self_attn.sinks).
+        kw |= {"router_bias": True, "expert_bias": True, "extra_attention_params": layers * heads}
+    if family in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
+        kw |= _read_mla(r, heads, q_lora_default=768 if family == "glm4_moe_lite" else 1536)
+    kw |= _read_sliding(r, cfg, family, layers)
+
+    return kw
+
 
 
 def _check_total(spec: ModelSpec) -> None:
@@ -1114,3 +1215,13 @@ def _read_sliding(r: _Reader, cfg: Mapping[str, Any], family: str, layers: int) 
     else:
         sliding = tuple(range(layers))  # Mistral 7B v0.1: every layer
     return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
+
+
+# Family readers (simulators/families): loaded last, since they read configs with the helpers above.
+from simulators.families import load_readers, load_refusals  # noqa: E402
+
+FAMILY_READERS = load_readers()
+EXACT_FAMILIES = EXACT_FAMILIES | frozenset(FAMILY_READERS)
+NOT_YET_MODELLED.update(load_refusals())
+for _family in FAMILY_READERS:
+    NOT_YET_MODELLED.pop(_family, None)

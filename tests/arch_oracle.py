@@ -123,22 +123,49 @@ def _time_limit(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
+def overrides() -> dict[str, dict[str, Any]]:
+    """Per-type changes to the default config and contexts (tests/oracle_overrides)."""
+    from tests.oracle_overrides import load
+
+    global _OVERRIDES
+    if _OVERRIDES is None:
+        _OVERRIDES = load()
+    return _OVERRIDES
+
+
+_OVERRIDES: dict[str, dict[str, Any]] | None = None
+
+
+def contexts_for(model_type: str) -> tuple[int, ...]:
+    return tuple(overrides().get(model_type, {}).get("contexts", CONTEXTS))
+
+
+def oracle_config(model_type: str) -> Any:
+    """The config the oracle builds: the default, with this type's overrides."""
+    from transformers import AutoConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return AutoConfig.for_model(model_type, **overrides().get(model_type, {}).get("config", {}))
+
+
 def oracle(model_type: str, time_limit_s: int = 120) -> tuple[dict, int, tuple[int, ...]]:
-    """(default config as a dict, parameters, cache bytes at each of ``CONTEXTS``) from transformers."""
+    """(config as a dict, parameters, cache bytes at each of ``contexts_for(model_type)``) from
+    transformers."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     logging.getLogger("transformers").setLevel(logging.ERROR)
     with warnings.catch_warnings(), _time_limit(time_limit_s):
         warnings.simplefilter("ignore")
-        config = AutoConfig.for_model(model_type)
+        config = oracle_config(model_type)
         with torch.device("meta"):
             model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
         params = sum(p.numel() for p in model.parameters())
         caches = []
-        for tokens in CONTEXTS:
+        for tokens in contexts_for(model_type):
             ids = torch.zeros((1, tokens), dtype=torch.long, device="meta")
             with torch.no_grad():
                 out = model(input_ids=ids, use_cache=True)
@@ -162,7 +189,7 @@ def judge(model_type: str, time_limit_s: int = 120) -> Verdict:
     try:
         spec = ModelSpec.from_hf_config(config)
         verdict.our_params = spec.param_count()
-        verdict.our_cache = tuple(kv_cache_bytes(spec, tokens) for tokens in CONTEXTS)
+        verdict.our_cache = tuple(kv_cache_bytes(spec, tokens) for tokens in contexts_for(model_type))
     except ValueError as exc:
         verdict.status, verdict.reason = "refused", str(exc)
     else:

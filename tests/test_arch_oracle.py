@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements-dev.txt)")
 
 from simulators.model_config import EXACT_FAMILIES, ModelSpec
-from tests.arch_oracle import decoder_only_text_types, judge
+from tests.arch_oracle import decoder_only_text_types, judge, oracle_config
 
 TYPES = decoder_only_text_types()
 
@@ -92,11 +92,9 @@ REFUSED = {
 
 
 def _default_config(model_type: str) -> dict:
-    from transformers import AutoConfig
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return AutoConfig.for_model(model_type).to_dict()
+        return oracle_config(model_type).to_dict()
 
 
 def test_the_oracle_covers_every_decoder_only_text_architecture():
