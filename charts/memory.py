@@ -289,7 +289,9 @@ def cache_by_kind_figure(
             "y": [v / 1e9 for v in naive],
             "mode": "lines",
             "line": {"color": NAIVE_COLOUR, "width": 2, "dash": "dash"},
-            "name": legend_name("if every layer kept every token (the formula that ignores windows)"),
+            "name": legend_name(
+                "if every layer were full attention (the formula that ignores windows and states)"
+            ),
             "hovertemplate": "<b>every layer, every token</b><br>%{x:,} tokens: %{y:,.2f} GB<extra></extra>",
         }
     )
@@ -298,7 +300,7 @@ def cache_by_kind_figure(
     if naive[-1] > total_last * 1.01:
         headline = (
             f"At {_context_text(longest)} tokens the cache is {total_last / 1e9:,.1f} GB, "
-            f"not the {naive[-1] / 1e9:,.1f} GB that ignoring the windows gives"
+            f"not the {naive[-1] / 1e9:,.1f} GB of a formula that treats every layer as full attention"
         )
     else:
         headline = (

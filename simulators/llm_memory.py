@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulators.model_config import LAYER_KINDS, ModelSpec
 from simulators.model_config import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
 from simulators.model_config import MAX_PARAMS as MAX_PARAMS
 from simulators.model_config import SUPPORTED_FAMILIES as SUPPORTED_FAMILIES
-from simulators.model_config import LAYER_KINDS, ModelSpec
 from simulators.model_config import ParamBreakdown as ParamBreakdown
 
 # ---------------------------------------------------------------------------------------------
@@ -186,6 +186,25 @@ def kv_cache_by_kind(
         layers={kind: kinds.count(kind) for kind in dict.fromkeys(kinds)},
         naive=tuple(naive),
     )
+
+
+def _cache_note(spec: ModelSpec, context_tokens: int, batch: int, kv_fmt: str) -> str:
+    """How the cache figure is made: per-token bytes × tokens, caps, and fixed-size states."""
+    kinds = set(spec.kinds())
+    note = (
+        f"{spec.kv_cache_bytes_per_token(kv_bytes_per_value(kv_fmt)):,} bytes per token"
+        f" × {context_tokens:,} tokens × batch {batch}"
+    )
+    capped = [what for kind, what in (("sliding", "window"), ("chunked", "chunk")) if kind in kinds]
+    if capped:
+        note += f" ({' and '.join(capped)} layers keep at most the {' or '.join(capped)})"
+    if spec.state_bytes():
+        fixed = sum(1 for b in spec.layer_state_bytes if b)
+        note += (
+            f", plus {spec.state_bytes():,} bytes of fixed-size state per sequence in {fixed} "
+            "linear-attention/state-space layers (whatever the context)"
+        )
+    return note
 
 
 def _kind_label(spec: ModelSpec, kind: str) -> str:
@@ -717,9 +736,7 @@ def inference_memory(
             "kv_cache",
             f"KV cache ({kv_fmt.upper()})",
             kv,
-            f"{spec.kv_cache_bytes_per_token(kv_bytes_per_value(kv_fmt)):,} bytes per token"
-            f" × {context_tokens:,} tokens × batch {batch}"
-            + (" (sliding-window layers keep at most the window)" if spec.sliding_window else ""),
+            _cache_note(spec, context_tokens, batch, kv_fmt),
             "kv-cache",
         ),
         MemoryPart(
