@@ -42,8 +42,17 @@ PAGES: tuple[PageInfo, ...] = (
         icon=":material/school:",
         url_path="lessons",
         section="Learn",
-        blurb="A course in eleven lessons: predict, then let the simulator answer; every quiz number is "
+        blurb="A course in twelve lessons: predict, then let the simulator answer; every quiz number is "
         "computed by the models.",
+    ),
+    PageInfo(
+        path="app_pages/live_class.py",
+        title="Live class",
+        icon=":material/how_to_vote:",
+        url_path="class",
+        section="Learn",
+        blurb="Run a lesson's questions with a room: students vote from phones, revote, then the "
+        "simulator's answer is revealed.",
     ),
     PageInfo(
         path="app_pages/glossary.py",
