@@ -31,8 +31,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+def start_app(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen]:
+    """`streamlit run app.py` on a free loopback port, with ``env`` added to the environment;
+    returns its URL once healthy, and the process (``stop_app`` ends it)."""
     port = _free_port()
     process = subprocess.Popen(
         [
@@ -53,6 +54,7 @@ def app_url():
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -68,12 +70,27 @@ def app_url():
     else:
         process.kill()
         raise RuntimeError("streamlit did not become healthy within 60 s")
-    yield url
+    return url, process
+
+
+def stop_app(process: subprocess.Popen) -> None:
     process.terminate()
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+DATA_DIRS: dict[str, Path] = {}  # app URL -> its GFG_DATA_DIR (the class store's SQLite file)
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    data = tmp_path_factory.mktemp("gfg-data")
+    url, process = start_app({"GFG_DATA_DIR": str(data), "GFG_CLASS_DB": ""})
+    DATA_DIRS[url] = data
+    yield url
+    stop_app(process)
 
 
 @pytest.fixture(scope="session")
