@@ -9,7 +9,9 @@
 #   deploy/run-local.sh stop
 #
 # Environment: RUN_DIR (default ${TMPDIR:-/tmp}/gpu-field-guide-deploy), FIRST_REPLICA_PORT (8601),
-# PYTHON (default .venv/bin/python, else python3).
+# PYTHON (default .venv/bin/python, else python3), GFG_CLASS_DB (the live classes' store, an
+# SQLAlchemy URL such as postgresql+psycopg://user@host/db, passed to every replica; unset, the
+# replicas share the SQLite file under GFG_DATA_DIR, which works only while they share one disk).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -82,6 +84,7 @@ start() {
         (
             cd "$ROOT"
             export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"  # as the Dockerfile (see its comment)
+            export GFG_CLASS_DB="${GFG_CLASS_DB:-}"  # live classes: one store for every replica
             exec setsid "$PYTHON" -m streamlit run app.py \
                 --server.headless=true --server.address=127.0.0.1 --server.port="$p" \
                 --server.fileWatcherType=none --server.runOnSave=false \
@@ -105,6 +108,7 @@ start() {
     nginx -e stderr -p "$RUN_DIR" -c "$NGINX_CONF"
     wait_healthy "http://127.0.0.1:$port/_stcore/health" 30 || { stop; die "nginx does not answer"; }
     echo "GPU Field Guide: http://127.0.0.1:$port  ($replicas replicas on ports $FIRST_REPLICA_PORT.., logs in $RUN_DIR)"
+    echo "live classes: ${GFG_CLASS_DB:+PostgreSQL/other store from GFG_CLASS_DB}${GFG_CLASS_DB:-the SQLite file under ${GFG_DATA_DIR:-$ROOT/.data} (set GFG_CLASS_DB to share one PostgreSQL)}"
     echo "load test: .venv/bin/python -m bench.concurrency --url http://127.0.0.1:$port --pid $(pids)"
 }
 

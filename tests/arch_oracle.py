@@ -161,12 +161,15 @@ def oracle(model_type: str, time_limit_s: int = 120) -> tuple[dict, int, tuple[i
     with warnings.catch_warnings(), _time_limit(time_limit_s):
         warnings.simplefilter("ignore")
         config = oracle_config(model_type)
-        with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+        # The meta device holds no data; a model whose forward reads values (a data-dependent
+        # expert split) runs on the CPU instead, from a config its override keeps small.
+        device = overrides().get(model_type, {}).get("device", "meta")
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16).eval()
         params = sum(p.numel() for p in model.parameters())
         caches = []
         for tokens in contexts_for(model_type):
-            ids = torch.zeros((1, tokens), dtype=torch.long, device="meta")
+            ids = torch.zeros((1, tokens), dtype=torch.long, device=device)
             with torch.no_grad():
                 out = model(input_ids=ids, use_cache=True)
             cache = getattr(out, "past_key_values", None)

@@ -4,7 +4,9 @@ Each module defines ``OVERRIDES``: model_type -> {"config": {field: value}, "con
 "why": "…"}. ``config`` is passed to ``AutoConfig.for_model`` (for a default config transformers
 cannot build or run on the meta device, or one too slow for CI: fewer layers, the same kinds of
 layer); ``contexts`` replaces (4,096, 32,768) where a per-token loop makes the long one too slow
-on CPU. The calculator reads the same changed config, so the comparison stays like for like.
+on CPU; ``device`` "cpu" builds the model with real (random) weights instead of on the meta
+device, for a model whose forward reads values (its override then keeps the config small). The
+calculator reads the same changed config, so the comparison stays like for like.
 """
 
 from __future__ import annotations
