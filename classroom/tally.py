@@ -30,7 +30,7 @@ def tally(question: Question, counts: dict[str, int], *, bins_from: dict[str, in
     first vote and the revote share their rows (``rounds``)."""
     total = sum(counts.values())
     if not question.is_numeric:
-        labels = tuple(option.text for option in question.options)
+        labels = tuple(f"{chr(65 + i)}. {option.text}" for i, option in enumerate(question.options))
         votes = tuple(counts.get(str(i), 0) for i in range(len(question.options)))
         right = tuple(i == question.answer for i in range(len(question.options)))
         return Tally(labels, votes, right, total, votes[int(question.answer)] if votes else 0)

@@ -43,7 +43,7 @@ def test_a_lecturer_starts_a_room_and_sees_the_code_and_first_question():
     room = classroom.open_store().room(query["room"])
     first = course.room_questions(room.lesson_id)[0]
     text = _texts(at)
-    assert f"Code: `{room.code}`" in text and f"?room={room.code}" in text
+    assert f"## `{room.code}`" in text and f"?room={room.code}" in text
     assert first.prompt in text
     assert [m.value for m in at.metric] == ["0 of 0"]
     assert [b.label for b in at.button] == ["Close voting, show results"]

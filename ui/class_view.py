@@ -186,7 +186,7 @@ def host_view(s: Store, code: str, token: str) -> None:
     main, side = st.columns([3, 1], gap="large")
     with side:
         st.markdown(f"**Join at** `{link}`")
-        st.markdown(f"### Code: `{code}`")
+        st.markdown(f"Code\n## `{code}`")
         st.image(qr_png(link), caption=f"QR code of the join link for room {code}", width=220)
     with main:
         _host_live(s, code, token)
@@ -297,7 +297,9 @@ def _number(value: float, unit: str) -> str:
 def _prompt(question: Question) -> None:
     st.markdown(f"#### {question.prompt}")
     if not question.is_numeric:
-        st.markdown("\n".join(f"{chr(65 + i)}. {option.text}" for i, option in enumerate(question.options)))
+        st.markdown(
+            "\n\n".join(f"**{chr(65 + i)}.** {option.text}" for i, option in enumerate(question.options))
+        )
     elif question.unit:
         st.caption(f"Answer in {question.unit}.")
 
@@ -327,7 +329,7 @@ def _student_live(s: Store, code: str, voter: str) -> None:
         return
     mine = s.my_vote(code, voter, question.id, room.round, room.variant)
     st.caption(PHASE_WORDS[room.phase])
-    st.markdown(f"#### {question.prompt}")
+    st.markdown(f"**{question.prompt}**")
     if room.accepting_votes:
         _ballot(s, room, question, voter, mine)
     elif room.phase == "revealed":
