@@ -11,17 +11,29 @@ glibc also keeps memory a thread freed in that thread's malloc arena, and every 
 runs on its own thread: ``MALLOC_ARENA_MAX=2`` in the environment (the Dockerfile and
 deploy/run-local.sh set it) kept a 30-session server's peak RSS about 50 MiB lower. Setting it from
 inside the process (``mallopt``) came too late to help: the arenas exist by the first script run.
+
+Most of what a full collection walks never becomes garbage: the modules, data and caches loaded
+at start-up. ``gc.freeze()`` moves every object alive after a collection into a permanent
+generation that later collections skip; it runs after a collection whenever new modules have been
+imported since the last freeze (the first visit of each page imports its own), so the start-up
+heap is frozen within a page visit or two and nothing is frozen after that. Measured on the
+server's heap after visiting five pages (153,793 tracked objects): a full collection took 159 ms
+before freezing and under 0.01 ms after (bench.gc_pause). The price: a session object alive at a
+freeze and later dropped inside a reference cycle is never collected; freezes happen a few times
+per process, so that stays a few sessions' worth at most.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 
 INTERVAL_S = 2.0
 _lock = threading.Lock()
 _last = [0.0]
+_frozen_at_modules = [0]
 
 
 def collect_now_and_then(interval_s: float = INTERVAL_S) -> bool:
@@ -35,6 +47,10 @@ def collect_now_and_then(interval_s: float = INTERVAL_S) -> bool:
     try:
         _last[0] = now
         gc.collect(2)
+        modules = len(sys.modules)
+        if modules > _frozen_at_modules[0]:  # new long-lived objects: freeze them out of later scans
+            gc.freeze()
+            _frozen_at_modules[0] = modules
         return True
     finally:
         _lock.release()
