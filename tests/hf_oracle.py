@@ -10,6 +10,10 @@ import logging
 import warnings
 
 
+# model_type -> the transformers type its ``architectures`` names (Kimi K2: DeepseekV3ForCausalLM).
+REMOTE_TYPES = {"kimi_k2": "deepseek_v3"}
+
+
 def hf_param_count(config: dict) -> int:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -17,8 +21,12 @@ def hf_param_count(config: dict) -> int:
 
     hf_logging.set_verbosity_error()
     logging.getLogger("transformers").setLevel(logging.ERROR)
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
     config = dict(config)
     model_type = config.pop("model_type")
+    if model_type not in CONFIG_MAPPING:  # a remote-code type naming an architecture transformers has
+        model_type = REMOTE_TYPES[model_type]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cfg = AutoConfig.for_model(model_type, **config)
