@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import warnings
 
-
 # model_type -> the transformers type its ``architectures`` names (Kimi K2: DeepseekV3ForCausalLM).
 REMOTE_TYPES = {"kimi_k2": "deepseek_v3"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulators.model_config import _fail, _Reader, _read_standard
+from simulators.model_config import _fail, _read_standard, _Reader
 
 
 def read_kimi_k2(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
