@@ -378,7 +378,8 @@ class ModelSpec:
     layer_kv_elements: tuple[int, ...] = ()  # numbers cached per token per layer, when not standard
     layer_state_bytes: tuple[int, ...] = ()  # fixed-size state per sequence per layer (conv + recurrent)
     attention_chunk: int = 0  # chunked-attention layers keep at most this many tokens (Llama 4)
-    other_params: int = 0  # outside the layer pattern: per-layer embeddings, extra projections
+    other_params: int = 0  # outside the layer pattern: extra projections, AltUp, hyper-connections
+    lookup_params: int = 0  # more embedding tables, looked up not multiplied (Gemma 3n/4 per-layer)
     extra_norm_params: int = 0  # norms beyond norms_per_layer × layers (hybrid layers differ)
     name: str = ""
 
@@ -440,7 +441,7 @@ class ModelSpec:
         norm_size = (2 if self.layer_norm else 1) * (1 if self.norm_params else 0)
         embed_dim = self.embed_dim or h
 
-        embeddings = self.vocab_size * embed_dim + self.learned_positions * h
+        embeddings = self.vocab_size * embed_dim + self.learned_positions * h + self.lookup_params
         if self.embedding_norm:
             embeddings += norm_size * h
         if self.embed_dim and self.embed_dim != h:
@@ -558,13 +559,16 @@ class ModelSpec:
     def embedding_table_params(self) -> int:
         """Rows × width of the input lookup tables (token, and learned positions)."""
         return (
-            self.vocab_size * (self.embed_dim or self.hidden_size) + self.learned_positions * self.hidden_size
+            self.vocab_size * (self.embed_dim or self.hidden_size)
+            + self.learned_positions * self.hidden_size
+            + self.lookup_params
         )
 
     def matmul_params(self, active: bool = True) -> int:
         """Parameters a token multiplies by: all (active) weights except an untied input-embedding
-        table, which is a lookup (a tied table is multiplied by as the output head)."""
-        lookup = 0 if self.tie_word_embeddings else self.embedding_table_params()
+        table, which is a lookup (a tied table is multiplied by as the output head), and other
+        lookup tables (per-layer embeddings)."""
+        lookup = self.lookup_params if self.tie_word_embeddings else self.embedding_table_params()
         return self.param_count(active=active) - lookup
 
     # -- KV cache ------------------------------------------------------------------------------
@@ -902,9 +906,7 @@ def _read_standard(r: _Reader, cfg: Mapping[str, Any], family: str, name: str = 
         if family == "kolibri1":  # every layer is MoE: no dense MLP width
             inner = r.int("moe_intermediate_size", limit_key="intermediate_size")
         else:
-            inner = r.int(
-                "intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size"
-            )
+            inner = r.int("intermediate_size", "ffn_dim", "ffn_hidden_size", limit_key="intermediate_size")
         attention_bias = r.bool("attention_bias", default=False) and family not in (
             "kolibri1",
             "exaone_moe",
@@ -959,7 +961,6 @@ def _read_standard(r: _Reader, cfg: Mapping[str, Any], family: str, name: str = 
     kw |= _read_sliding(r, cfg, family, layers)
 
     return kw
-
 
 
 def _check_total(spec: ModelSpec) -> None:
