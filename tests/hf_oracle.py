@@ -23,6 +23,13 @@ def hf_param_count(config: dict) -> int:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
     config = dict(config)
+    text = config.get("text_config")
+    if isinstance(text, dict) and "hidden_size" not in config:  # a multimodal wrapper: its decoder
+        config = {
+            **text,
+            "tie_word_embeddings": config.get("tie_word_embeddings", text.get("tie_word_embeddings")),
+        }
+        config = {k: v for k, v in config.items() if v is not None}
     model_type = config.pop("model_type")
     if model_type not in CONFIG_MAPPING:  # a remote-code type naming an architecture transformers has
         model_type = REMOTE_TYPES[model_type]

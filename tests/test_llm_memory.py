@@ -380,3 +380,28 @@ def test_glm_4_7_preset_is_355b_less_its_multi_token_prediction_layer():
     total = _preset_params("glm-4.7")
     assert round(total / 1e9) == 353
     assert 0.99 < total / 355e9 < 1.0
+
+
+# Flagship presets of 2025–26 against the totals their publishers give (simulators/data/models/
+# index.yaml names each source): (preset, published total, the largest relative gap allowed, why).
+FLAGSHIP_TOTALS = [
+    ("gpt-oss-120b", 117e9, 0.005, "OpenAI: 117B parameters (116.8B counted, rounded)"),
+    ("deepseek-v3", 671e9, 0.001, "DeepSeek: 671B in the main model; the 11.5B MTP module is apart"),
+    ("kimi-k2-instruct", 1e12, 0.03, "Moonshot: '1T' total, a round figure (1,026B counted)"),
+    ("gemma-4-31b-it", 31e9, 0.01, "Google: 31B, a round figure (30.7B counted, text model)"),
+    ("llama-4-maverick-17b-128e", 400e9, 0.005, "Meta/Hugging Face: ~400B total"),
+]
+
+
+@pytest.mark.parametrize(
+    "preset_id, published, gap, why", FLAGSHIP_TOTALS, ids=[f[0] for f in FLAGSHIP_TOTALS]
+)
+def test_flagship_presets_have_their_published_totals(preset_id, published, gap, why):
+    assert abs(_preset_params(preset_id) / published - 1) <= gap, why
+
+
+def test_llama_4_scout_is_its_published_109b_less_the_vision_encoder():
+    """Hugging Face's Llama 4 release post: "17B active, ~109B total" for Scout, vision encoder
+    included; the calculator sizes the text decoder (107.8B, as transformers builds
+    Llama4ForCausalLM), about 1 % under it."""
+    assert 0.98 < _preset_params("llama-4-scout-17b-16e") / 109e9 < 1.0
