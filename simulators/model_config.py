@@ -537,6 +537,8 @@ class ModelSpec:
 
     def _mlp_params(self, width: int, *, bias: bool) -> int:
         h = self.hidden_size
+        if width == 0:  # a layer without an MLP (state-space blocks): no weights, no biases
+            return 0
         if self.gated_mlp:
             return 3 * h * width + ((2 * width + h) if bias else 0)
         return 2 * h * width + ((width + h) if bias else 0)

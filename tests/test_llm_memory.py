@@ -390,6 +390,12 @@ FLAGSHIP_TOTALS = [
     ("kimi-k2-instruct", 1e12, 0.03, "Moonshot: '1T' total, a round figure (1,026B counted)"),
     ("gemma-4-31b-it", 31e9, 0.01, "Google: 31B, a round figure (30.7B counted, text model)"),
     ("llama-4-maverick-17b-128e", 400e9, 0.005, "Meta/Hugging Face: ~400B total"),
+    (
+        "nemotron-3-nano-30b-a3b",
+        31.6e9,
+        0.005,
+        "NVIDIA's page names it '30B'; the model card's re-upload (basecompute) gives 31.6B total",
+    ),
 ]
 
 
