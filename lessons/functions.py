@@ -122,8 +122,32 @@ def head_dim(model: str) -> float:
 
 
 def kv_bytes_per_token(model: str, kv_fmt: str = "bf16") -> float:
-    """KV-cache bytes one token adds (all layers, K and V)."""
-    return mem.kv_cache_bytes(_model(model), 1, 1, kv_fmt)
+    """KV-cache bytes one token adds (all layers, K and V; a hybrid's fixed states excluded)."""
+    spec = _model(model)
+    return mem.kv_cache_bytes(spec, 1, 1, kv_fmt) - spec.state_bytes()
+
+
+def attention_layers(model: str) -> float:
+    """Layers that keep keys and values per token (full, sliding, chunked or latent attention)."""
+    return float(sum(kind in ("full", "sliding", "chunked", "mla") for kind in _model(model).kinds()))
+
+
+def state_layers(model: str) -> float:
+    """Layers that keep a fixed-size state instead (linear attention, state-space, recurrent)."""
+    return float(sum(kind in ("linear", "ssm", "recurrent") for kind in _model(model).kinds()))
+
+
+def state_mb(model: str) -> float:
+    """Fixed-size state one sequence keeps in those layers, whatever its length, MB (10⁶ bytes)."""
+    return _model(model).state_bytes() / 1e6
+
+
+def naive_kv_cache_gb(model: str, context: int, kv_fmt: str = "bf16") -> float:
+    """The 2023 formula, every layer a full-attention layer of the model's main shape:
+    2 × layers × KV heads × head_dim × bytes × context, GB."""
+    spec = _model(model)
+    per_token = 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * mem.kv_bytes_per_value(kv_fmt)
+    return per_token * int(context) / 1e9
 
 
 def kv_cache_gb(model: str, context: int, batch: int = 1, kv_fmt: str = "bf16") -> float:

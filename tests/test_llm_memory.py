@@ -411,3 +411,27 @@ def test_llama_4_scout_is_its_published_109b_less_the_vision_encoder():
     included; the calculator sizes the text decoder (107.8B, as transformers builds
     Llama4ForCausalLM), about 1 % under it."""
     assert 0.98 < _preset_params("llama-4-scout-17b-16e") / 109e9 < 1.0
+
+
+def test_a_hybrids_cache_at_128k_is_its_attention_layers_plus_fixed_mamba_states():
+    """Nemotron 3 Nano's cache worked out by hand from its config.json: K and V in the '*' layers of
+    hybrid_override_pattern only, and per Mamba-2 ('M') layer a convolution state of
+    (heads × head_dim + 2 × groups × state) × conv_kernel bf16 values and an SSM state of
+    heads × head_dim × state float32 values (transformers' Mamba-2 cache), whatever the context."""
+    from simulators.llm_memory import kv_cache_by_kind
+    from simulators.presets import get_model_preset
+
+    preset = get_model_preset("nemotron-3-nano-30b-a3b")
+    c = preset.config
+    pattern = c["hybrid_override_pattern"]
+    inner = c["mamba_num_heads"] * c["mamba_head_dim"]
+    conv = (inner + 2 * c["n_groups"] * c["ssm_state_size"]) * c["conv_kernel"] * 2
+    ssm = inner * c["ssm_state_size"] * 4
+    per_token = pattern.count("*") * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+    expected = per_token * 131_072 + pattern.count("M") * (conv + ssm)
+    assert kv_cache_bytes(preset.spec, 131_072) == expected
+    cache = kv_cache_by_kind(preset.spec, [4096, 131_072])
+    assert sum(cache.total) == pytest.approx(kv_cache_bytes(preset.spec, 4096) + expected)
+    states = [v for k, v in cache.parts.items() if "state-space" in k]
+    assert states and states[0][0] == states[0][1] == pattern.count("M") * (conv + ssm)  # flat
+    assert cache.naive[1] > 8 * cache.total[1]  # the 2023 formula: every layer attention
