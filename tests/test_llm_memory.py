@@ -390,6 +390,9 @@ FLAGSHIP_TOTALS = [
     ("kimi-k2-instruct", 1e12, 0.03, "Moonshot: '1T' total, a round figure (1,026B counted)"),
     ("gemma-4-31b-it", 31e9, 0.01, "Google: 31B, a round figure (30.7B counted, text model)"),
     ("llama-4-maverick-17b-128e", 400e9, 0.005, "Meta/Hugging Face: ~400B total"),
+    ("qwen3.5-27b", 27e9, 0.005, "Qwen: 27B (26.9B counted in the text model)"),
+    ("qwen3.5-397b-a17b", 397e9, 0.005, "Qwen via SGLang's page: 397B total (396.3B counted, no MTP)"),
+    ("qwen3-next-80b-a3b", 80e9, 0.005, "Qwen/transformers: 80B total (79.7B counted, no MTP)"),
     (
         "nemotron-3-nano-30b-a3b",
         31.6e9,
