@@ -92,41 +92,9 @@ EXACT_FAMILIES = frozenset(
     }
 )  # fmt: skip
 
-_STATE_LAYERS = (
-    "has state-space or recurrent layers, which keep a fixed-size state instead of a KV cache that "
-    "grows with the context"
-)
-_LINEAR_LAYERS = (
-    "has linear-attention layers, which keep a fixed-size recurrent and convolution state instead "
-    "of a KV cache that grows with the context"
-)
-_PER_LAYER_SHAPES = "gives some layers their own KV heads, head size or MLP width"
-_LATENT_VARIANT = "uses a variant of latent or sparse attention whose cache the calculator does not model yet"
-# Why a family is refused, where the reason is known (the oracle's comparison says which part differs).
-NOT_YET_MODELLED: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "mamba", "mamba2", "falcon_mamba", "falcon_h1", "jamba", "bamba", "zamba", "zamba2",
-            "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe", "lfm3", "recurrent_gemma", "rwkv",
-            "xlstm", "zaya",
-        ),
-        _STATE_LAYERS,
-    ),
-    **dict.fromkeys(
-        (
-            "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "olmo_hybrid",
-            "bailing_hybrid", "minimax", "minimax_m3_vl_text",
-        ),
-        _LINEAR_LAYERS,
-    ),
-    **dict.fromkeys(("gemma4_text", "gemma4_unified_text", "gemma3n_text", "youtu"), _PER_LAYER_SHAPES),
-    "llama4_text": "has chunked-attention layers (attention_chunk_size), whose cache the calculator does "
-    "not cap yet",
-    **dict.fromkeys(
-        ("deepseek_v32", "deepseek_v4", "glm_moe_dsa", "minicpm3", "axk1", "axk2", "dots3_note_text"),
-        _LATENT_VARIANT,
-    ),
-}  # fmt: skip
+# Why a family is refused, where the reason is known: filled from the family modules' REFUSALS
+# (simulators/families), each naming what the calculator does not model.
+NOT_YET_MODELLED: dict[str, str] = {}
 # Layer kinds of ``layer_types`` the calculator models (others are refused, naming the field).
 KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 

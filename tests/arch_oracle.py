@@ -105,6 +105,23 @@ def _cache_bytes(cache: Any) -> int:
     return total
 
 
+# Recurrent states some models keep on their modules, not in the cache they return
+# (RecurrentGemma's temporal blocks: conv1d_state, rg_lru.recurrent_states).
+MODULE_STATES = ("conv1d_state", "recurrent_states")
+
+
+def _module_state_bytes(model: Any) -> int:
+    import torch
+
+    total = 0
+    for module in model.modules():
+        for name in MODULE_STATES:
+            value = getattr(module, name, None)
+            if isinstance(value, torch.Tensor):
+                total += value.numel() * value.element_size()
+    return total
+
+
 class _Timeout(Exception):
     pass
 
@@ -170,12 +187,21 @@ def oracle(model_type: str, time_limit_s: int = 120) -> tuple[dict, int, tuple[i
         caches = []
         for tokens in contexts_for(model_type):
             ids = torch.zeros((1, tokens), dtype=torch.long, device=device)
+            given = {}
+            if overrides().get(model_type, {}).get("pass_cache"):  # a model that makes none itself
+                from transformers import DynamicCache
+
+                given["past_key_values"] = DynamicCache(config=model.config)
             with torch.no_grad():
-                out = model(input_ids=ids, use_cache=True)
+                out = model(input_ids=ids, use_cache=True, **given)
             cache = getattr(out, "past_key_values", None)
             if cache is None:
+                cache = given.get("past_key_values")
+            if cache is None:
                 cache = getattr(out, "cache_params", None)
-            caches.append(_cache_bytes(cache))
+            if cache is None:
+                cache = getattr(out, "state", None)  # RWKV returns its recurrent state as ``state``
+            caches.append(_cache_bytes(cache) + _module_state_bytes(model))
     return config.to_dict(), params, tuple(caches)
 
 
