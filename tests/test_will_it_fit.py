@@ -212,3 +212,35 @@ def test_the_page_draws_the_cache_by_layer_kind_for_a_sliding_window_model():
     assert not at.exception
     charts = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("sliding window (4,096 tokens)" in spec and "ignores windows" in spec for spec in charts)
+
+
+FLAGSHIPS = [
+    "gemma-4-31b-it",
+    "qwen3.5-27b",
+    "qwen3.5-397b-a17b",
+    "qwen3-next-80b-a3b",
+    "llama-4-scout-17b-16e",
+    "llama-4-maverick-17b-128e",
+    "gpt-oss-120b",
+    "deepseek-v3",
+    "kimi-k2-instruct",
+    "nemotron-3-nano-30b-a3b",
+]
+
+
+@pytest.mark.parametrize("model", FLAGSHIPS)
+def test_each_flagship_preset_opens_from_its_link_with_its_exact_cache(model):
+    """The 2025–26 presets open from an address with a 128k context, keep it, and show the cache
+    the model (checked against transformers) gives, in the memory table's KV cache row."""
+    at = open_page(fit_model=model, fit_gpu="b200", fit_gpus="8", fit_ctx="131072")
+    assert not at.exception
+    assert at.selectbox(key="fit_model").value == model
+    assert at.select_slider(key="fit_ctx").value == 131072
+    assert at.query_params["fit_model"] == model
+    spec = get_model_preset(model).spec
+    kv_gb = kv_cache_bytes(spec, 131072) / 8 / 1e9
+    tables = [t.value for t in at.table] + [d.value for d in at.dataframe]
+    shown = [
+        row for table in tables for _, row in table.iterrows() if str(row.iloc[0]).startswith("KV cache")
+    ]
+    assert shown and abs(float(shown[0].iloc[1]) - kv_gb) <= 0.006 + 0.001 * kv_gb, (shown, kv_gb)
