@@ -133,3 +133,11 @@ def test_an_unreachable_database_leaves_a_message_not_a_traceback(monkeypatch):
     at = open_page(PAGE)
     assert not at.exception
     assert "not available right now" in " ".join(e.value for e in at.error)
+
+
+def test_plan_a_class_links_each_lesson_to_a_live_room():
+    at = open_page("app_pages/lessons.py", plan="1")
+    links = [link.proto for link in at.get("page_link") if link.proto.label.startswith("Run lesson")]
+    assert links and links[0].query_string == "lesson=gpu-basics"
+    room_page = open_page(PAGE, lesson="roofline")
+    assert room_page.selectbox[0].value.id == "roofline"  # the lesson comes preselected

@@ -42,6 +42,7 @@ _SEQ_KEY = "_course_progress_seq"
 _ADDRESS_KEY = "_lessons_address"
 _FLASH_KEY = "_progress_flash"
 LESSONS_PAGE = next(p for p in PAGES if p.url_path == "lessons")
+CLASS_PAGE = next(p for p in PAGES if p.url_path == "class")
 DONE = "done"  # ``step=done``: the lesson's summary
 MAX_SEQUENCE = 80  # steps in a planned class carried in ``seq``
 
@@ -784,6 +785,16 @@ def plan_a_class(lessons: Sequence[Lesson]) -> None:
         "Each link opens its step in presenter view; Next, Previous and a clicker's keys (PageDown, "
         "PageUp, arrows) then follow this plan."
     )
+    for lesson_id in dict.fromkeys(lesson.id for lesson, _, _ in chosen):
+        lesson = by_id[lesson_id]
+        if lesson.questions:
+            st.page_link(
+                CLASS_PAGE.path,
+                label=f"Run lesson {lesson.number}'s {len(lesson.questions)} questions live "
+                "(students vote from phones)",
+                icon=":material/how_to_vote:",
+                query_params={"lesson": lesson.id},
+            )
     sequence = sequence_text([(lesson.id, number) for lesson, _, number in chosen])
     links = []
     for i, (lesson, step, number) in enumerate(chosen, start=1):
