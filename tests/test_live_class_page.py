@@ -141,3 +141,11 @@ def test_plan_a_class_links_each_lesson_to_a_live_room():
     assert links and links[0].query_string == "lesson=gpu-basics"
     room_page = open_page(PAGE, lesson="roofline")
     assert room_page.selectbox[0].value.id == "roofline"  # the lesson comes preselected
+
+
+def test_the_load_tests_tally_lag_is_the_wait_until_the_lecturer_saw_each_vote():
+    from bench.live_class import tally_lag
+
+    log = [(1.0, 0), (2.0, 1), (4.0, 3)]
+    assert tally_lag(log, [1.5, 1.8, 3.0]) == [0.5, 2.2, 1.0]
+    assert tally_lag(log, [5.0]) == []  # never seen: not counted as current

@@ -1,0 +1,315 @@
+"""A live class under load: N students vote and revote from their "phones" while a lecturer watches.
+
+    python -m bench.live_class --setup sqlite-1 --students 60
+    python -m bench.live_class --setup pg-2 --students 100        # nginx → 2 replicas → PostgreSQL
+
+Each student is a Streamlit websocket session, as a browser tab is (``bench.concurrency``'s
+handshake): it opens ``class?room=CODE&me=ID``, answers the Live class page's fragment polls
+(``auto_rerun``: every 2 s, as the browser does), and votes by submitting the ballot form (the
+radio's value and the Vote button's trigger) at a random moment of a 10 s window; one in five
+then changes its vote. The lecturer's host view is a session too; the bench reads the "Voted"
+count from every redraw it receives. The lecturer's buttons are pressed through the store (the
+host token's owner), so the students' side is what is measured.
+
+Printed: votes counted against voters in each round (0 lost, 0 doubled: exactly one row per
+student and round), how far behind the last completed vote the lecturer's tally is (p95), and the
+students' run latencies (page load, fragment polls, votes; p50/p95).
+``--setup sqlite-1`` starts one server on an SQLite store; ``pg-2`` starts a PostgreSQL server
+(tests/pg_server.py) and ``deploy/run-local.sh start 2`` with ``GFG_CLASS_DB`` pointing at it;
+``--url`` with ``--db`` uses a running deployment instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.concurrency import StreamlitSession, percentile, start_server  # noqa: E402
+
+PAGE = "class"
+WINDOW_S = 10.0
+CHANGE_SHARE = 0.2
+
+
+@dataclass
+class Tab:
+    """One websocket session on the Live class page, reading everything the server sends."""
+
+    session: StreamlitSession
+    query: str
+    widgets: dict[str, object] = field(default_factory=dict)  # label -> widget proto
+    voted_log: list[tuple[float, int]] = field(default_factory=list)  # (time, N of "N of M")
+    latencies: list[tuple[str, float]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _finished: asyncio.Queue = field(default_factory=asyncio.Queue)
+    _pollers: dict[str, asyncio.Task] = field(default_factory=dict)
+    _closed: bool = False
+
+    async def reader(self) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        ws = self.session._ws
+        while True:
+            try:
+                data = await ws.recv()
+            except Exception:
+                self._closed = True
+                return
+            msg = ForwardMsg()
+            msg.ParseFromString(data)
+            kind = msg.WhichOneof("type")
+            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                which = element.WhichOneof("type")
+                if which in ("radio", "button", "number_input"):
+                    widget = getattr(element, which)
+                    self.widgets[widget.label] = widget
+                elif which == "metric" and element.metric.label == "Voted":
+                    with contextlib.suppress(ValueError, IndexError):
+                        self.voted_log.append((time.monotonic(), int(element.metric.body.split(" of ")[0])))
+                elif which == "exception":
+                    self.errors.append(element.exception.message[:200])
+            elif kind == "auto_rerun" and msg.auto_rerun.fragment_id not in self._pollers:
+                fragment, interval = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+                self._pollers[fragment] = asyncio.create_task(self._poll(fragment, interval))
+            elif kind == "script_finished":
+                self._finished.put_nowait(msg.script_finished)
+
+    async def run(
+        self, what: str, *, widget_states=(), fragment_id: str = "", timeout_s: float = 60
+    ) -> float:
+        """Send one rerun (the whole page, or one fragment) and wait for it to finish."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        async with self._lock:
+            while not self._finished.empty():
+                self._finished.get_nowait()
+            back = BackMsg()
+            state = back.rerun_script
+            state.page_name = PAGE
+            state.query_string = self.query
+            if self.session.page_script_hash:
+                state.page_script_hash = self.session.page_script_hash
+            if fragment_id:
+                state.fragment_id = fragment_id
+                state.is_auto_rerun = True
+            for widget in widget_states:
+                state.widget_states.widgets.append(widget)
+            state.context_info.timezone = "UTC"
+            state.context_info.url = f"{self.session.base_url}/{PAGE}?{self.query}"
+            start = time.monotonic()
+            await self.session._ws.send(back.SerializeToString())
+            deadline = start + timeout_s
+            while True:
+                status = await asyncio.wait_for(self._finished.get(), max(deadline - time.monotonic(), 0.01))
+                if status != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    break
+            elapsed = time.monotonic() - start
+            self.latencies.append((what, elapsed))
+            return elapsed
+
+    async def _poll(self, fragment_id: str, interval_s: float) -> None:
+        while not self._closed:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.run("poll", fragment_id=fragment_id)
+            except Exception as exc:  # counted; the browser would poll again
+                self.errors.append(f"poll: {type(exc).__name__}")
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in self._pollers.values():
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.session.close(), 5)
+
+
+async def open_tab(base_url: str, query: str) -> tuple[Tab, asyncio.Task]:
+    session = await StreamlitSession.connect(base_url)
+    tab = Tab(session, query)
+    reader = asyncio.create_task(tab.reader())
+    await tab.run("load")
+    return tab, reader
+
+
+def ballot(tab: Tab, choice: int):
+    """The widget states of a submitted ballot: the radio's option and the Vote trigger."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    radio, button = tab.widgets.get("Your answer"), tab.widgets.get("Vote")
+    if radio is None or button is None:
+        return None
+    picked = WidgetState(id=radio.id, string_value=radio.options[choice % len(radio.options)])
+    return [picked, WidgetState(id=button.id, trigger_value=True)]
+
+
+async def student(tab: Tab, rng: random.Random, go: asyncio.Event, options: int, done: list[float]) -> None:
+    await go.wait()
+    await asyncio.sleep(rng.uniform(0, WINDOW_S))
+    for attempt in range(2 if rng.random() < CHANGE_SHARE else 1):
+        states = ballot(tab, rng.randrange(options))
+        if states is None:
+            tab.errors.append("no ballot on the page")
+            return
+        await tab.run("vote", widget_states=states)
+        if attempt == 0:
+            done.append(time.monotonic())
+        await asyncio.sleep(rng.uniform(0.5, 2))
+
+
+async def wait_for_new_ballot(tab: Tab, old_id: str, timeout_s: float = 15) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        button = tab.widgets.get("Vote")
+        if button is not None and button.id != old_id:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+def tally_lag(log: list[tuple[float, int]], done: list[float]) -> list[float]:
+    """For the k-th completed vote, how long until the lecturer's screen showed at least k."""
+    lags = []
+    for k, at in enumerate(sorted(done), start=1):
+        seen = next((t for t, n in log if n >= k and t >= at), None)
+        if seen is not None:
+            lags.append(seen - at)
+    return lags
+
+
+async def run_class(base_url: str, db_url: str, students: int, seed: int = 0) -> dict:
+    from classroom import course, open_store
+
+    store = open_store(db_url)
+    lesson = next(
+        lesson_id
+        for lesson_id in ("gpu-basics", "prefill-decode", "roofline")
+        if not course.room_questions(lesson_id)[0].is_numeric
+    )
+    room = store.create_room(lesson)
+    options = len(course.question(room.lesson_id, room.question_id).options)
+    lecturer, lecturer_reader = await open_tab(base_url, f"room={room.code}&host={room.host_token}")
+    rng = random.Random(seed)
+    tabs: list[Tab] = []
+    readers = []
+    for i in range(students):  # students arrive over a few seconds, as a class does
+        tab, reader = await open_tab(base_url, f"room={room.code}&me=s{i}-{secrets.token_hex(3)}")
+        tabs.append(tab)
+        readers.append(reader)
+    report: dict = {"students": students, "rounds": []}
+    for round_number in (1, 2):
+        if round_number == 2:
+            store.set_phase(room.code, room.host_token, "results")
+            await asyncio.sleep(3)
+            old = {id(t): t.widgets["Vote"].id for t in tabs if "Vote" in t.widgets}
+            store.set_phase(room.code, room.host_token, "revoting")
+            ready = await asyncio.gather(*(wait_for_new_ballot(t, old.get(id(t), "")) for t in tabs))
+            report["revote_ballot_missing"] = sum(not r for r in ready)
+        go = asyncio.Event()
+        done: list[float] = []
+        log_start = len(lecturer.voted_log)
+        tasks = [
+            asyncio.create_task(student(t, random.Random(rng.random()), go, options, done)) for t in tabs
+        ]
+        go.set()
+        await asyncio.gather(*tasks)
+        await asyncio.sleep(4)  # the lecturer's next polls
+        counts = store.counts(room.code, room.question_id, round_number)
+        lags = tally_lag(lecturer.voted_log[log_start:], done)
+        report["rounds"].append(
+            {
+                "round": round_number,
+                "votes_counted": sum(counts.values()),
+                "voters": students,
+                "tally_lag_p95_s": percentile(lags, 95) if lags else None,
+                "tally_seen": len(lags),
+            }
+        )
+    latencies = [s for t in tabs for what, s in t.latencies]
+    votes = [s for t in tabs for what, s in t.latencies if what == "vote"]
+    report |= {
+        "student_runs": len(latencies),
+        "student_p50_s": percentile(latencies, 50),
+        "student_p95_s": percentile(latencies, 95),
+        "vote_p95_s": percentile(votes, 95),
+        "errors": sum(len(t.errors) for t in tabs) + len(lecturer.errors),
+        "error_examples": sorted({e for t in tabs for e in t.errors})[:5],
+    }
+    for tab in [*tabs, lecturer]:
+        await tab.close()
+    for reader in [*readers, lecturer_reader]:
+        reader.cancel()
+    store.engine.dispose()
+    return report
+
+
+@contextlib.contextmanager
+def setup(kind: str):
+    """(app URL, store URL) for ``sqlite-1`` (one server) or ``pg-2`` (nginx, two replicas, PostgreSQL)."""
+    if kind == "sqlite-1":
+        data = tempfile.mkdtemp(prefix="gfg-class-")
+        os.environ["GFG_DATA_DIR"], os.environ["GFG_CLASS_DB"] = data, ""
+        with start_server(ROOT / "app.py", cwd=ROOT) as server:
+            yield server.url, f"sqlite:///{data}/classroom.sqlite3"
+        return
+    from tests.pg_server import PostgresServer
+
+    with PostgresServer() as pg:
+        env = os.environ | {"GFG_CLASS_DB": pg.url, "RUN_DIR": tempfile.mkdtemp(prefix="gfg-deploy-")}
+        script = str(ROOT / "deploy" / "run-local.sh")
+        subprocess.run([script, "start", "2", "8590"], check=True, env=env, cwd=ROOT)
+        try:
+            yield "http://127.0.0.1:8590", pg.url
+        finally:
+            subprocess.run([script, "stop"], env=env, cwd=ROOT, check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--setup", choices=("sqlite-1", "pg-2"), default="sqlite-1")
+    parser.add_argument("--url", help="a running deployment (needs --db)")
+    parser.add_argument("--db", help="its GFG_CLASS_DB")
+    parser.add_argument("--students", type=int, default=60)
+    args = parser.parse_args(argv)
+    if args.url:
+        report = asyncio.run(run_class(args.url, args.db, args.students))
+    else:
+        with setup(args.setup) as (url, db):
+            report = asyncio.run(run_class(url, db, args.students))
+    print(f"setup: {args.url or args.setup}, {args.students} students")
+    for r in report["rounds"]:
+        lost = r["voters"] - r["votes_counted"]
+        lag = "none seen" if r["tally_lag_p95_s"] is None else f"{r['tally_lag_p95_s']:.2f} s"
+        print(
+            f"round {r['round']}: {r['votes_counted']} votes counted for {r['voters']} voters "
+            f"({max(lost, 0)} lost, {max(-lost, 0)} doubled); lecturer's tally behind the vote: "
+            f"p95 {lag} "
+            f"({r['tally_seen']} votes seen)"
+        )
+    print(
+        f"students' runs: {report['student_runs']}, p50 {report['student_p50_s'] * 1000:.0f} ms, "
+        f"p95 {report['student_p95_s'] * 1000:.0f} ms (votes p95 {report['vote_p95_s'] * 1000:.0f} ms); "
+        f"errors {report['errors']} {report['error_examples']}"
+    )
+    if "revote_ballot_missing" in report:
+        print(f"students who never saw the revote ballot: {report['revote_ballot_missing']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
