@@ -64,9 +64,8 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(first_paint_s(browser, script))
         browser.close()
     for name, values in times.items():
-        print(
-            f"{name:6s} first paint: median {statistics.median(values):.2f} s  ({', '.join(f'{v:.2f}' for v in values)})"
-        )
+        each = ", ".join(f"{v:.2f}" for v in values)
+        print(f"{name:6s} first paint: median {statistics.median(values):.2f} s  ({each})")
     ratio = statistics.median(times["app"]) / statistics.median(times["hello"])
     print(f"app ÷ streamlit hello: {ratio:.2f}× (goal ≤ 1.3×)")
     return 0

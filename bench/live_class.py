@@ -192,7 +192,9 @@ def tally_lag(log: list[tuple[float, int]], done: list[float]) -> list[float]:
     return lags
 
 
-async def run_class(base_url: str, db_url: str, students: int, seed: int = 0) -> dict:
+async def run_class(
+    base_url: str, db_url: str, students: int, seed: int = 0, kill_pid_file: Path | None = None
+) -> dict:
     from classroom import course, open_store
 
     store = open_store(db_url)
@@ -216,6 +218,19 @@ async def run_class(base_url: str, db_url: str, students: int, seed: int = 0) ->
         if round_number == 2:
             store.set_phase(room.code, room.host_token, "results")
             await asyncio.sleep(3)
+            if kill_pid_file is not None:
+                report["killed"] = kill_replica(kill_pid_file)
+                await asyncio.sleep(2)
+                report["rejoined"] = 0
+                for i, tab in enumerate(tabs):  # a dropped phone reloads its link: same room, same id
+                    if tab._closed or tab.session._ws.close_code is not None:
+                        await tab.close()
+                        tabs[i], reader = await open_tab(base_url, tab.query)
+                        readers.append(reader)
+                        report["rejoined"] += 1
+                if lecturer._closed or lecturer.session._ws.close_code is not None:
+                    lecturer, lecturer_reader = await open_tab(base_url, lecturer.query)
+                report["round1_after_kill"] = sum(store.counts(room.code, room.question_id, 1).values())
             old = {id(t): t.widgets["Vote"].id for t in tabs if "Vote" in t.widgets}
             store.set_phase(room.code, room.host_token, "revoting")
             ready = await asyncio.gather(*(wait_for_new_ballot(t, old.get(id(t), "")) for t in tabs))
@@ -258,6 +273,15 @@ async def run_class(base_url: str, db_url: str, students: int, seed: int = 0) ->
     return report
 
 
+def kill_replica(pid_file: Path) -> int:
+    """Kill one replica (SIGKILL: a crash, not a clean stop); its pid."""
+    import signal
+
+    pid = int(pid_file.read_text().strip())
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
 @contextlib.contextmanager
 def setup(kind: str):
     """(app URL, store URL) for ``sqlite-1`` (one server) or ``pg-2`` (nginx, two replicas, PostgreSQL)."""
@@ -270,9 +294,11 @@ def setup(kind: str):
     from tests.pg_server import PostgresServer
 
     with PostgresServer() as pg:
-        env = os.environ | {"GFG_CLASS_DB": pg.url, "RUN_DIR": tempfile.mkdtemp(prefix="gfg-deploy-")}
+        run_dir = tempfile.mkdtemp(prefix="gfg-deploy-")
+        env = os.environ | {"GFG_CLASS_DB": pg.url, "RUN_DIR": run_dir}
         script = str(ROOT / "deploy" / "run-local.sh")
         subprocess.run([script, "start", "2", "8590"], check=True, env=env, cwd=ROOT)
+        os.environ["GFG_BENCH_RUN_DIR"] = run_dir
         try:
             yield "http://127.0.0.1:8590", pg.url
         finally:
@@ -285,12 +311,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running deployment (needs --db)")
     parser.add_argument("--db", help="its GFG_CLASS_DB")
     parser.add_argument("--students", type=int, default=60)
+    parser.add_argument(
+        "--kill-replica", action="store_true", help="pg-2: kill replica 1 between the vote and the revote"
+    )
     args = parser.parse_args(argv)
     if args.url:
         report = asyncio.run(run_class(args.url, args.db, args.students))
     else:
         with setup(args.setup) as (url, db):
-            report = asyncio.run(run_class(url, db, args.students))
+            victim = None
+            if args.kill_replica and args.setup == "pg-2":
+                victim = Path(os.environ["GFG_BENCH_RUN_DIR"]) / "replica-8601.pid"
+            report = asyncio.run(run_class(url, db, args.students, kill_pid_file=victim))
     print(f"setup: {args.url or args.setup}, {args.students} students")
     for r in report["rounds"]:
         lost = r["voters"] - r["votes_counted"]
@@ -306,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
         f"p95 {report['student_p95_s'] * 1000:.0f} ms (votes p95 {report['vote_p95_s'] * 1000:.0f} ms); "
         f"errors {report['errors']} {report['error_examples']}"
     )
+    if "killed" in report:
+        print(
+            f"killed replica pid {report['killed']} after the first vote: {report['rejoined']} students "
+            f"rejoined by their link through nginx; first-round votes still recorded: "
+            f"{report['round1_after_kill']} of {args.students}"
+        )
     if "revote_ballot_missing" in report:
         print(f"students who never saw the revote ballot: {report['revote_ballot_missing']}")
     return 0
