@@ -43,3 +43,14 @@ def another_variant(lesson_id: str, question_id: str, asked: set[str]) -> Questi
         if key not in asked:
             return q
     return None
+
+
+def step_of(lesson_id: str, question_id: str):
+    """(lesson, step) holding the question, or None: the room shows that step's live view."""
+    lesson = lesson_by_id(lesson_id)
+    if lesson is None:
+        return None
+    for step in lesson.steps:
+        if any(q.id == question_id for q in step.questions):
+            return lesson, step
+    return None

@@ -47,6 +47,7 @@ def test_a_lecturer_starts_a_room_and_sees_the_code_and_first_question():
     assert first.prompt in text
     assert [m.value for m in at.metric] == ["0 of 0"]
     assert [b.label for b in at.button] == ["Close voting, show results"]
+    assert not any(h.value.startswith("In the simulator") for h in at.subheader)  # not before the reveal
     assert query["host"] not in text  # the token is in the lecturer's address only
 
 
@@ -100,6 +101,9 @@ def test_the_lecturer_paces_the_loop_and_sees_both_rounds_at_the_reveal():
     text = _texts(at)
     assert "First vote:" in text and "Revote: **100%** right (1 of 1)" in text
     assert question.options[int(question.answer)].text in text
+    step = course.step_of(room.lesson_id, question.id)[1]
+    assert step.view is not None and f"In the simulator: {step.title}" in [h.value for h in at.subheader]
+    assert not at.exception
     _button(at, "Next question").click().run()
     moved = store.room(code)
     assert moved.position == 1 and moved.phase == "voting" and moved.question_id != question.id

@@ -183,22 +183,44 @@ def join_link(code: str) -> str:
 
 def host_view(s: Store, code: str, token: str) -> None:
     link = join_link(code)
-    main, side = st.columns([3, 1], gap="large")
-    with side:
-        st.markdown(f"**Join at** `{link}`")
-        st.markdown(f"Code\n## `{code}`")
-        st.image(qr_png(link), caption=f"QR code of the join link for room {code}", width=220)
-    with main:
-        _host_live(s, code, token)
-
-
-@st.fragment(run_every=POLL_SECONDS)
-def _host_live(s: Store, code: str, token: str) -> None:
     try:
         room = s.room(code)
     except (RoomError, StoreUnavailable) as exc:
         st.error(f"This room is not available: {exc}.")
         return
+    main, side = st.columns([3, 1], gap="large")
+    with side:
+        st.markdown(f"**Join at** `{link}`")
+        st.markdown(f"Code\n## `{code}`")
+        st.image(qr_png(link), caption=f"QR code of the join link for room {code}", width=220)
+    shown = (room.question_id, room.variant, room.phase == "revealed")
+    with main:
+        _host_live(s, code, token, shown)
+        if room.phase == "revealed":
+            _step_view(room)
+
+
+def _step_view(room: Any) -> None:
+    """The live view of the step that teaches the question, once its answer is out (a chart shown
+    before the vote could give a predict question's answer away). Drawn outside the poll, so it
+    redraws only when the room moves on."""
+    from ui.lesson_view import _embed
+
+    found = course.step_of(room.lesson_id, room.question_id)
+    if found is not None and found[1].view is not None:
+        st.subheader(f"In the simulator: {found[1].title}")
+        _embed(*found)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def _host_live(s: Store, code: str, token: str, shown: tuple[str, str, bool]) -> None:
+    try:
+        room = s.room(code)
+    except (RoomError, StoreUnavailable) as exc:
+        st.error(f"This room is not available: {exc}.")
+        return
+    if (room.question_id, room.variant, room.phase == "revealed") != shown:
+        st.rerun(scope="app")  # the question or the reveal changed what is drawn outside the poll
     question = course.question(room.lesson_id, room.question_id, room.variant)
     if question is None:
         st.error("This room's question is no longer in the course.")
