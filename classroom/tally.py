@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from lessons.model import Question, grade
@@ -30,7 +31,7 @@ def tally(question: Question, counts: dict[str, int], *, bins_from: dict[str, in
     first vote and the revote share their rows (``rounds``)."""
     total = sum(counts.values())
     if not question.is_numeric:
-        labels = tuple(f"{chr(65 + i)}. {option.text}" for i, option in enumerate(question.options))
+        labels = tuple(f"{chr(65 + i)}. {_plain(option.text)}" for i, option in enumerate(question.options))
         votes = tuple(counts.get(str(i), 0) for i in range(len(question.options)))
         right = tuple(i == question.answer for i in range(len(question.options)))
         return Tally(labels, votes, right, total, votes[int(question.answer)] if votes else 0)
@@ -73,6 +74,14 @@ def _bins(values: list[float]) -> list[list[float]]:
     for v, p in zip(values, position, strict=True):
         groups.setdefault(min(int(p * MAX_BINS), MAX_BINS - 1), []).append(v)
     return [groups[k] for k in sorted(groups)]
+
+
+_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]]+))?\]\]")
+
+
+def _plain(text: str) -> str:
+    """``[[term-id|words]]`` as its words (or the id's words): a bar label shows no links."""
+    return _LINK.sub(lambda m: m.group(2) or m.group(1).replace("-", " "), text)
 
 
 def _finite(text: str) -> bool:

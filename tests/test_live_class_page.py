@@ -77,6 +77,7 @@ def test_students_vote_change_their_vote_and_see_the_result_after_the_reveal():
     ann.run()
     bob.run()
     assert "Right" in _texts(ann) and "Not this time" in _texts(bob)
+    assert "[[" not in _texts(ann)  # glossary links are links, never raw markup
 
 
 def test_the_lecturer_paces_the_loop_and_sees_both_rounds_at_the_reveal():

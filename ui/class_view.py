@@ -22,6 +22,7 @@ from classroom.tally import rounds, tally
 from lessons import load_lessons
 from lessons.model import Question
 from ui.chart import show
+from ui.controls import term_markdown
 
 POLL_SECONDS = 2.0
 JOIN_ATTEMPTS = 5  # wrong codes a session may try in JOIN_WINDOW_S
@@ -306,8 +307,8 @@ def _reveal(question: Question) -> None:
     if question.is_numeric:
         st.success(f"**The model's answer:** {_number(question.answer, question.unit)}")
     else:
-        st.success(f"**The answer:** {question.options[int(question.answer)].text}")
-    st.markdown(question.explanation)
+        st.success(f"**The answer:** {term_markdown(question.options[int(question.answer)].text)}")
+    st.markdown(term_markdown(question.explanation))
 
 
 def _number(value: float, unit: str) -> str:
@@ -351,7 +352,7 @@ def _student_live(s: Store, code: str, voter: str) -> None:
         return
     mine = s.my_vote(code, voter, question.id, room.round, room.variant)
     st.caption(PHASE_WORDS[room.phase])
-    st.markdown(f"**{question.prompt}**")
+    st.markdown(f"**{term_markdown(question.prompt)}**")
     if room.accepting_votes:
         _ballot(s, room, question, voter, mine)
     elif room.phase == "revealed":
@@ -378,7 +379,7 @@ def _ballot(s: Store, room: Any, question: Question, voter: str, mine: str | Non
                 "Your answer",
                 range(len(question.options)),
                 index=None,
-                format_func=lambda i: f"{chr(65 + i)}. {question.options[i].text}",
+                format_func=lambda i: f"{chr(65 + i)}. {_plain(question.options[i].text)}",
                 key=key + "-c",
             )
         sent = st.form_submit_button("Vote", type="primary")
@@ -419,4 +420,11 @@ def _answer_text(question: Question, stored: str) -> str:
     if question.is_numeric:
         return _number(float(stored), question.unit)
     index = int(stored)
-    return f"{chr(65 + index)}. {question.options[index].text}"
+    return f"{chr(65 + index)}. {_plain(question.options[index].text)}"
+
+
+def _plain(text: str) -> str:
+    """Term links as their words (a radio label or a bar label shows no links)."""
+    from ui.lesson_view import _plain as plain
+
+    return plain(text)
