@@ -177,6 +177,7 @@ class Store:
         question_id = question_id or asked[0].id
         if course.question(lesson_id, question_id, variant) is None:
             raise RoomError("that question is not in the lesson")
+        self.cleanup()  # expired rooms go when a new one starts: no scheduler needed
         token = secrets.token_urlsafe(24)
         now = self.clock()
         for _ in range(20):
