@@ -21,8 +21,18 @@ TERMS_DIR = Path(__file__).resolve().parent / "terms"
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 URL_PATTERN = re.compile(r"^https?://[^\s/$.?#][^\s]*\.[^\s]*$")
-ALLOWED_FIELDS = {"id", "title", "aliases", "category", "summary", "related", "sources", "simulator"}
-REQUIRED_FIELDS = ALLOWED_FIELDS - {"simulator"}
+ALLOWED_FIELDS = {
+    "id",
+    "title",
+    "aliases",
+    "category",
+    "summary",
+    "related",
+    "sources",
+    "simulator",
+    "diagram",
+}
+REQUIRED_FIELDS = ALLOWED_FIELDS - {"simulator", "diagram"}
 SUMMARY_MAX_WORDS = 35
 BODY_MIN_WORDS = 80
 BODY_MAX_WORDS = 350
@@ -73,6 +83,20 @@ def _string_list(meta: dict, field: str, path: Path, *, min_items: int = 0) -> t
     if len({i.casefold() for i in items}) != len(items):
         raise TermFileError(path, field, "has duplicate items")
     return tuple(items)
+
+
+def _diagram(meta: dict, path: Path) -> str:
+    """The ``diagram`` id, checked against the builders in charts/diagrams."""
+    value = meta.get("diagram")
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise TermFileError(path, "diagram", f"must be a diagram id, got {value!r}")
+    from charts.diagrams import builders
+
+    if value.strip() not in builders():
+        raise TermFileError(path, "diagram", f"no diagram {value.strip()!r} in charts/diagrams")
+    return value.strip()
 
 
 def parse_term_file(path: Path) -> Term:
@@ -165,6 +189,7 @@ def parse_term_file(path: Path) -> Term:
         related=related,
         sources=sources,
         simulator=simulator,
+        diagram=_diagram(meta, path),
         path=str(path),
     )
 

@@ -45,6 +45,7 @@ class Term:
     sources: tuple[str, ...]
     simulator: SimulatorLink | None = None
     path: str = ""
+    diagram: str = ""  # id of its computed diagram (charts/diagrams), "" for none
 
     @property
     def category_label(self) -> str:
