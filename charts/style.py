@@ -400,3 +400,64 @@ def detach_title(spec: Mapping[str, Any]) -> tuple[Spec, str, str]:
         taken = lines * TITLE_LINE_PX + int(pad.get("t", 0)) + int(pad.get("b", 0)) - DETACHED_TOP_PX
         layout["height"] = max(int(layout["height"]) - taken, phone_height(out.get("data", ()), layout))
     return out, headline, detail
+
+
+def _plain_text(text: Any) -> str:
+    return html.unescape(_TAG.sub("", str(text or "").replace("<br>", " "))).strip()
+
+
+def _axis_title(axis_spec: Any) -> str:
+    if not isinstance(axis_spec, Mapping):
+        return ""
+    title_spec = axis_spec.get("title")
+    return _plain_text(title_spec.get("text") if isinstance(title_spec, Mapping) else title_spec)
+
+
+def chart_alt(spec: Mapping[str, Any]) -> str:
+    """A chart's text alternative, from what the chart itself states: its title (headline and
+    detail, which carry the computed point), what is plotted against what, and its series."""
+    layout = spec.get("layout") or {}
+    title_spec = layout.get("title")
+    headline = detail = ""
+    if isinstance(title_spec, Mapping) and isinstance(title_spec.get("text"), str):
+        headline, detail = split_title(title_spec["text"])
+    parts = [p.rstrip(".") for p in (headline, detail) if p]
+    x, y = _axis_title(layout.get("xaxis")), _axis_title(layout.get("yaxis"))
+    if x and y:
+        parts.append(f"Chart of {y} against {x}")
+    names = [_plain_text(t.get("name")) for t in spec.get("data") or () if t.get("name")]
+    if names:
+        shown = names[:6] + ([f"and {len(names) - 6} more"] if len(names) > 6 else [])
+        parts.append("Series: " + "; ".join(shown))
+    return ". ".join(parts) + "." if parts else ""
+
+
+MAX_TABLE_ROWS = 2000
+
+
+def chart_table(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The numbers a chart draws, one row per point: series, x, y (and the bar or point label)."""
+    layout = spec.get("layout") or {}
+    x_name = _axis_title(layout.get("xaxis")) or "x"
+    y_name = _axis_title(layout.get("yaxis")) or "y"
+    rows: list[dict[str, Any]] = []
+    for trace in spec.get("data") or ():
+        xs, ys = trace.get("x"), trace.get("y")
+        if xs is None and ys is None:
+            continue
+        xs = list(xs) if xs is not None else [None] * len(ys)
+        ys = list(ys) if ys is not None else [None] * len(xs)
+        texts = trace.get("text")
+        texts = list(texts) if isinstance(texts, (list, tuple)) else [None] * len(xs)
+        name = _plain_text(trace.get("name")) or trace.get("type", "series")
+        for i, (xv, yv) in enumerate(zip(xs, ys, strict=False)):
+            row = {"series": name, x_name: _plain_text(xv) if isinstance(xv, str) else xv}
+            row[y_name if y_name != x_name else f"{y_name} (y)"] = (
+                _plain_text(yv) if isinstance(yv, str) else yv
+            )
+            if i < len(texts) and texts[i] not in (None, ""):
+                row["label"] = _plain_text(texts[i])
+            rows.append(row)
+            if len(rows) >= MAX_TABLE_ROWS:
+                return rows
+    return rows

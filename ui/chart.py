@@ -17,7 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from charts.style import detach_title, scale_fonts
+from charts.style import chart_alt, chart_table, detach_title, scale_fonts
 from ui.presenter import PRESENTER_SCALE, is_presenting
 
 CONFIG = {
@@ -47,15 +47,29 @@ def title_html(headline: str, detail: str) -> str:
     return f'<div class="fg-chart-title">{"".join(parts)}</div>'.replace("$", "&#36;")
 
 
-def show(spec: Mapping[str, Any] | go.Figure, *, key: str, container: Any = None) -> None:
+def show(
+    spec: Mapping[str, Any] | go.Figure,
+    *,
+    key: str,
+    container: Any = None,
+    alt: str = "",
+    table: Any = None,
+) -> None:
     """Draw ``spec`` full width under its title; in presenter view its fonts are scaled up.
 
     The title is text above the chart, not inside the figure, so the browser wraps it to the
     chart's width (one or two lines on a desktop, more on a phone) and presenter view's CSS
-    scales it with the prose.
+    scales it with the prose. A screen reader hears ``alt`` (default: ``chart_alt``, the title's
+    computed point, the axes and the series), and the numbers behind the chart are one click away
+    in a table under it (``table`` rows, default ``chart_table``). A chart with neither a title nor
+    an ``alt`` is refused: every chart states its point in text.
     """
     if isinstance(spec, go.Figure):  # a builder not converted to a dict yet
         spec = spec.to_dict()
+    alt = alt or chart_alt(spec)
+    if not alt:
+        raise ValueError(f"chart {key!r} has no title and no alt text")
+    original = spec
     spec, headline, detail = detach_title(spec)
     box = (container or st).container()  # title and chart together, even in a placeholder
     if headline:
@@ -66,4 +80,13 @@ def show(spec: Mapping[str, Any] | go.Figure, *, key: str, container: Any = None
     if headline:  # a downloaded PNG is named after the title it no longer carries
         slug = re.sub(r"[^a-z0-9]+", "-", headline.lower()).strip("-")[:60] or "chart"
         config = {**CONFIG, "toImageButtonOptions": {**CONFIG["toImageButtonOptions"], "filename": slug}}
-    box.plotly_chart(_Prebuilt(spec), key=key, config=config, width="stretch")
+    box.plotly_chart(_Prebuilt(spec), key=key, config=config, width="stretch", alt=alt)
+    # The table is built only when asked for: a rerun pays nothing for it until then.
+    if box.toggle("Show the numbers behind this chart", key=f"{key}-numbers"):
+        import pandas as pd
+
+        rows = list(table) if table is not None else chart_table(original)
+        if rows:
+            box.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        else:
+            box.caption("This chart draws shapes, not data points: its text above says what it shows.")

@@ -1,0 +1,56 @@
+"""Every chart states its point in text: a screen reader hears its alt text (the computed
+headline, the axes, the series), and its numbers are one click away as a table (issue 19)."""
+
+from __future__ import annotations
+
+import pytest
+
+from charts.style import chart_alt, chart_table
+from content.pages import PAGES
+from tests.pages import open_page
+
+CHART_PAGES = [p for p in PAGES if p.views]
+
+
+@pytest.mark.parametrize("info", CHART_PAGES, ids=[p.url_path for p in CHART_PAGES])
+def test_every_chart_on_every_page_has_alt_text_with_its_numbers(info):
+    at = open_page(info.path, timeout=60)
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert charts, f"{info.path} draws no chart"
+    for chart in charts:
+        alt = chart.proto.alt
+        assert len(alt) > 20, (info.path, alt)
+        assert any(ch.isdigit() for ch in alt), f"{info.path}: alt states no number: {alt!r}"
+
+
+def test_the_numbers_behind_a_chart_are_one_click_away():
+    at = open_page("app_pages/will_it_fit.py", timeout=60)
+    toggles = [t for t in at.toggle if t.label == "Show the numbers behind this chart"]
+    assert len(toggles) == len(at.get("plotly_chart"))  # one per chart
+
+    def chart_tables():
+        return [d.value for d in at.dataframe if "series" in d.value.columns]
+
+    assert chart_tables() == []  # built only when asked for
+    toggles[0].set_value(True).run()
+    (table,) = chart_tables()
+    assert len(table) > 0 and table.shape[1] >= 3
+
+
+def test_alt_and_table_come_from_the_spec_itself():
+    spec = {
+        "data": [{"type": "bar", "x": ["A", "B"], "y": [3, 5], "name": "First vote (8 votes)"}],
+        "layout": {
+            "title": {"text": "8 votes<br><span style='font-size:14px'>each answer's votes</span>"},
+            "xaxis": {"title": {"text": "answer"}},
+            "yaxis": {"title": {"text": "votes"}},
+        },
+    }
+    assert chart_alt(spec) == (
+        "8 votes. each answer's votes. Chart of votes against answer. Series: First vote (8 votes)."
+    )
+    assert chart_table(spec) == [
+        {"series": "First vote (8 votes)", "answer": "A", "votes": 3},
+        {"series": "First vote (8 votes)", "answer": "B", "votes": 5},
+    ]
