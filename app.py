@@ -28,7 +28,11 @@ for info in PAGES:
             ROOT / info.path, title=info.title, icon=info.icon, url_path=info.url_path, default=info.default
         )
     )
-navigation = st.navigation(sections)
+# A flat page list: Streamlit's sectioned list nests <li> in a <div> (axe: list, listitem).
+navigation = st.navigation([page for pages in sections.values() for page in pages])
+# Each page its own browser-tab title (what a screen reader announces first on arrival).
+if navigation.url_path:  # the home page keeps the guide's name
+    st.set_page_config(page_title=f"{navigation.title} · GPU Field Guide")
 sidebar_search()
 presenter_toggle()
 navigation.run()
