@@ -54,3 +54,10 @@ def test_alt_and_table_come_from_the_spec_itself():
         {"series": "First vote (8 votes)", "answer": "A", "votes": 3},
         {"series": "First vote (8 votes)", "answer": "B", "votes": 5},
     ]
+
+
+def test_a_huge_bad_value_in_a_link_is_echoed_cut_short():
+    at = open_page("app_pages/roofline.py", timeout=60, **{"rf_gpus": "x" * 5000})
+    assert not at.exception
+    notices = [i.value for i in at.info if "Part of this link was ignored" in i.value]
+    assert notices and len(notices[0]) < 400

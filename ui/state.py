@@ -134,7 +134,7 @@ class PageState:
         if self.problems:
             st.info(
                 "Part of this link was ignored, so those controls show their defaults: "
-                + "; ".join(self.problems[:5]),
+                + "; ".join(p if len(p) <= 160 else p[:157] + "…" for p in self.problems[:5]),
                 icon=":material/link_off:",
             )
 
