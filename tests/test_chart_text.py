@@ -61,3 +61,28 @@ def test_a_huge_bad_value_in_a_link_is_echoed_cut_short():
     assert not at.exception
     notices = [i.value for i in at.info if "Part of this link was ignored" in i.value]
     assert notices and len(notices[0]) < 400
+
+
+def _diagram_terms():
+    from glossary import load_terms
+
+    return [t for t in load_terms() if t.diagram]
+
+
+def test_thirty_core_terms_have_a_computed_diagram():
+    assert len({t.diagram for t in _diagram_terms()}) >= 30
+
+
+@pytest.mark.parametrize("term", _diagram_terms(), ids=lambda t: t.id)
+def test_each_term_page_draws_its_diagram_with_alt_text(term):
+    at = open_page("app_pages/glossary.py", timeout=60, term=term.id)
+    assert not at.exception, [e.value for e in at.exception]
+    charts = at.get("plotly_chart")
+    assert charts and len(charts[0].proto.alt) > 20
+
+
+def test_the_lesson_step_that_teaches_a_term_shows_its_diagram():
+    at = open_page("app_pages/lessons.py", timeout=60, lesson="gpu-basics", step="2")
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert "Diagram: Streaming Multiprocessor" in labels and "Diagram: Warp" in labels

@@ -26,7 +26,7 @@ from content import load_page
 from content.pages import PAGES
 from content.schema import page_params
 from glossary import terms_by_id
-from lessons import Lesson, Outline, Question, Step, grade, load_lessons, relative_error
+from lessons import Lesson, Outline, Question, Step, grade, load_lessons, outline, relative_error
 from lessons import progress as course
 from ui.browser import browser_link
 from ui.controls import term_markdown
@@ -506,6 +506,7 @@ def render_step(lesson: Lesson, number: int, sequence: Sequence[tuple[str, int]]
             _embed(lesson, step)
             if step.reveal:
                 st.markdown(term_markdown(step.reveal))
+            _step_diagrams(lesson, number)
             for question in step.questions:
                 if question.kind != "predict":
                     quiz_number += 1
@@ -513,6 +514,26 @@ def render_step(lesson: Lesson, number: int, sequence: Sequence[tuple[str, int]]
     _nav(lesson, number, sequence)
     if presenting:
         st.caption("PageDown / → next step · PageUp / ← previous step (a presentation clicker sends these).")
+
+
+def _step_diagrams(lesson: Lesson, number: int) -> None:
+    """The diagrams of the terms this step teaches (the first step of the lesson that links them),
+    folded so they never crowd the step."""
+    found = next((o for o in outline() if o.id == lesson.id), None)
+    if found is None or number > len(found.step_terms):
+        return
+    by_id = terms_by_id()
+    taught = sorted(
+        t
+        for t in found.step_terms[number - 1]
+        if t in by_id and by_id[t].diagram and found.step_teaching(t) == number
+    )
+    for term_id in taught:
+        term = by_id[term_id]
+        with st.expander(f"Diagram: {term.title}"):
+            from ui.diagram_view import show_diagram
+
+            show_diagram(term.diagram, key=f"diagram-{lesson.id}-{number}-{term_id}")
 
 
 def _render_slide(lesson: Lesson, step: Step, predict: Question | None, quiz_number: int) -> None:

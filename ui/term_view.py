@@ -58,6 +58,10 @@ def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
     badges += [f":gray-badge[{name}]" for name in term.aliases]
     st.markdown(" ".join(badges))
     st.markdown(f"**{term.summary}**")
+    if term.diagram:
+        from ui.diagram_view import show_diagram
+
+        show_diagram(term.diagram, key=f"diagram-{term.id}")
     st.markdown(linked_body(term), unsafe_allow_html=True)
 
     if term.simulator is not None:

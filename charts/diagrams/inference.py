@@ -1,0 +1,1734 @@
+"""Diagrams for the serving and multi-GPU terms: KV cache, paging, GQA, FlashAttention, MoE routing,
+batching, prefill and decode, sliding windows and hybrids; pipelines, ZeRO, the three kinds of
+parallelism, the ring all-reduce and compute/communication overlap.
+
+Every number drawn comes from the simulators (``simulators.llm_memory``, ``llm_speed``,
+``parallelism``, ``roofline``), the model presets and the accelerator catalog; a builder only
+chooses what to show. Schematic builders draw boxes as layout shapes on hidden axes; the others
+are ordinary bar, line and heatmap charts. All return ``charts.diagrams.Diagram``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from charts.diagrams import Diagram
+from charts.palette import OKABE_ITO
+from charts.parallelism import pipeline_gantt_figure
+from charts.style import (
+    LABEL_BOX_TEXT,
+    LABEL_FONT_PX,
+    axis,
+    decade_ticks,
+    figure,
+    legend_name,
+    plain_number,
+    wrap,
+)
+from charts.style import title as chart_title
+from simulators.hardware import get_accelerator, get_interconnect
+from simulators.llm_memory import (
+    attention_score_bytes,
+    kv_bytes_per_value,
+    kv_cache_by_kind,
+    kv_cache_bytes,
+    model_state_bytes_per_gpu,
+    training_recipe,
+    weight_bytes,
+)
+from simulators.llm_speed import decode_step, expected_experts_touched
+from simulators.model_config import LAYER_KINDS, ModelSpec
+from simulators.parallelism import (
+    BACKWARD_OVER_FORWARD,
+    Layout,
+    check_layout,
+    communication_per_step,
+    gpu_roles,
+    layers_per_stage,
+    link_efficiency,
+    megatron_bubble_ratio,
+    pipeline_bubble_fraction,
+    pipeline_schedule,
+    ring_allreduce_bytes_per_gpu,
+    schedule_idle_fraction,
+    schedule_idle_intervals,
+    schedule_makespan,
+    step_time,
+    zero_model_state_bytes,
+)
+from simulators.presets import get_model_preset
+from simulators.roofline import attainable_flops, attention, decode_step_op, prefill_op
+from simulators.units import binary_bytes
+
+MAX_HEIGHT = 520
+EMPTY_COLOUR = "#DDDDDD"  # an empty slot or an idle GPU: light grey, always named in text too
+OUTLINE = "#444444"
+GB = 1e9
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _preset_spec(model: str) -> tuple[str, ModelSpec]:
+    preset = get_model_preset(model)
+    return preset.name, preset.spec
+
+
+def _ink(colour: str) -> str:
+    """Text colour that reads on ``colour``: white on the dark blue and black, else near-black."""
+    return "white" if colour in (OKABE_ITO[0], OKABE_ITO[7], OUTLINE) else LABEL_BOX_TEXT
+
+
+def _colour(index: int) -> str:
+    return OKABE_ITO[index % len(OKABE_ITO)]
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float, fill: str, **extra: Any) -> dict[str, Any]:
+    shape = {
+        "type": "rect",
+        "xref": "x",
+        "yref": "y",
+        "x0": x0,
+        "y0": y0,
+        "x1": x1,
+        "y1": y1,
+        "fillcolor": fill,
+        "line": {"color": "white", "width": 1},
+        "layer": "below",
+    }
+    shape.update(extra)
+    return shape
+
+
+def _note(
+    x: float, y: float, text: str, *, colour: str | None = None, size: int = LABEL_FONT_PX, **extra: Any
+):
+    """A text label at data coordinates (no arrow); ``colour`` None follows the theme's text colour."""
+    font: dict[str, Any] = {"size": size}
+    if colour:
+        font["color"] = colour
+    note = {"x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False, "font": font}
+    note.update(extra)
+    return note
+
+
+def _hidden(lo: float, hi: float, **extra: Any) -> dict[str, Any]:
+    spec = {"visible": False, "range": [lo, hi], "fixedrange": True, "showgrid": False, "zeroline": False}
+    spec.update(extra)
+    return spec
+
+
+def _legend_square(name: str, colour: str) -> dict[str, Any]:
+    """A legend entry (a coloured square) for shapes, which have no legend of their own."""
+    return {
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "markers",
+        "marker": {"symbol": "square", "size": 14, "color": colour, "line": {"color": OUTLINE, "width": 1}},
+        "name": legend_name(name),
+        "hoverinfo": "skip",
+    }
+
+
+def _finish(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, Any]:
+    spec = figure(data, layout)
+    if "height" in spec["layout"]:
+        spec["layout"]["height"] = min(MAX_HEIGHT, spec["layout"]["height"])
+    return spec
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+
+
+def _gb(value: float) -> str:
+    return f"{value / GB:,.3g} GB"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.3g} ms"
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. KV cache growth
+# ---------------------------------------------------------------------------------------------
+
+
+def kv_cache_growth(
+    *, model: str = "llama-3-8b", tokens: int = 8, context: int = 8192, kv_fmt: str = "bf16"
+) -> Diagram:
+    """Layers × tokens: each arriving token adds its K and V to every layer that keeps it."""
+    _check_range("tokens", tokens, 1, 64)
+    name, spec = _preset_spec(model)
+    value = kv_bytes_per_value(kv_fmt)
+    per_layer = [e * value for e in spec.kv_elements_per_token()]
+    per_token = sum(per_layer)
+    kept = spec.cached_tokens_per_layer(tokens)
+    layers = spec.num_layers
+    z: list[list[float | None]] = []
+    hover: list[list[str]] = []
+    for layer in range(layers):
+        row: list[float | None] = []
+        tips: list[str] = []
+        for t in range(1, tokens + 1):
+            holds = per_layer[layer] > 0 and t > tokens - kept[layer]
+            row.append(per_layer[layer] if holds else None)
+            tips.append(
+                f"Layer {layer}, token {t}: "
+                + (binary_bytes(per_layer[layer]) if holds else "nothing cached")
+            )
+        z.append(row)
+        hover.append(tips)
+    caching = [b for b in per_layer if b > 0]
+    total = kv_cache_bytes(spec, context, 1, kv_fmt)
+    if caching and min(caching) == max(caching) and len(caching) == layers and not spec.uses_mla:
+        shape = (
+            f"{layers} layers × {binary_bytes(caching[0])} (K and V: {spec.num_kv_heads} KV heads × "
+            f"{spec.head_dim} values × {value:g} B × 2)"
+        )
+    elif caching:
+        shape = (
+            f"{len(caching)} of {layers} layers cache K and V, "
+            f"{binary_bytes(min(caching))} to {binary_bytes(max(caching))} each"
+        )
+    else:
+        shape = "no layer keeps per-token K and V"
+    state = spec.state_bytes()
+    data = [
+        {
+            "type": "heatmap",
+            "x": list(range(1, tokens + 1)),
+            "y": list(range(layers)),
+            "z": z,
+            "zmin": 0,
+            "zmax": max(per_layer) or 1,
+            "colorscale": [[0.0, "#A6D1EE"], [1.0, OKABE_ITO[0]]],
+            "showscale": False,
+            "xgap": 2,
+            "ygap": 1,
+            "hovertext": hover,
+            "hoverinfo": "text",
+            "name": "K and V of one token in one layer",
+            "showlegend": False,
+        }
+    ]
+    detail = f"{shape}. After {context:,} tokens: {binary_bytes(total)} per sequence"
+    if state:
+        detail += f" (incl. {binary_bytes(state)} of fixed state)"
+    layout = {
+        "title": chart_title(f"{name}: {binary_bytes(per_token)} of KV cache per token", detail),
+        "height": 480,
+        "showlegend": False,
+        "xaxis": axis("Token, in arrival order (each column: one token)", dtick=1, showgrid=False),
+        "yaxis": axis("Layer", autorange="reversed", showgrid=False, zeroline=False),
+    }
+    table = (
+        *({"tokens": n, "KV cache (bytes)": kv_cache_bytes(spec, n, 1, kv_fmt)} for n in range(1, tokens)),
+        {"tokens": tokens, "KV cache (bytes)": kv_cache_bytes(spec, tokens, 1, kv_fmt)},
+        {"tokens": context, "KV cache (bytes)": total},
+    )
+    alt = (
+        f"A grid of {layers} layers by {tokens} tokens for {name}: each new token adds its keys and "
+        f"values to every layer, {binary_bytes(per_token)} per token in {kv_fmt.upper()}. "
+        f"After {context:,} tokens one sequence's cache is {binary_bytes(total)}."
+    )
+    caption = (
+        "Each token adds one column: the cache grows linearly with the context (and with the batch, "
+        "one grid per sequence). Hover a cell for its bytes."
+    )
+    return Diagram("kv-cache-growth", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Paged KV cache
+# ---------------------------------------------------------------------------------------------
+
+# vLLM's default KV block: CacheConfig.DEFAULT_BLOCK_SIZE = 16 tokens
+# (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
+VLLM_DEFAULT_BLOCK_TOKENS = 16
+MAX_LOGICAL_BLOCKS = 12
+
+
+def paged_block_tables(lengths: Sequence[int], block_tokens: int) -> list[list[int]]:
+    """Block tables of sequences that grow one token at a time, in turn, from one pool of blocks.
+
+    A sequence takes the next free physical block whenever its last block is full (or it has
+    none), so the tables of sequences growing side by side interleave.
+    """
+    tables: list[list[int]] = [[] for _ in lengths]
+    next_free = 0
+    for step in range(max(lengths, default=0)):
+        for s, length in enumerate(lengths):
+            if step < length and step % block_tokens == 0:
+                tables[s].append(next_free)
+                next_free += 1
+    return tables
+
+
+def paged_kv(
+    *,
+    model: str = "llama-3-8b",
+    tokens: int = 50,
+    other_tokens: int = 40,
+    block_tokens: int = VLLM_DEFAULT_BLOCK_TOKENS,
+    reserved_tokens: int = 8192,
+    kv_fmt: str = "bf16",
+) -> Diagram:
+    """Sequence A's KV cache in fixed-size blocks, its block table, and the shared physical pool."""
+    _check_range("block_tokens", block_tokens, 1, 64)
+    _check_range("tokens", tokens, 1, MAX_LOGICAL_BLOCKS * block_tokens)
+    _check_range("other_tokens", other_tokens, 0, MAX_LOGICAL_BLOCKS * block_tokens)
+    if reserved_tokens < tokens:
+        raise ValueError(f"reserved_tokens ({reserved_tokens:,}) must be at least tokens ({tokens:,})")
+    name, spec = _preset_spec(model)
+    per_token = sum(spec.kv_elements_per_token()) * kv_bytes_per_value(kv_fmt)
+    table_a, table_b = paged_block_tables([tokens, other_tokens], block_tokens)
+    blocks = len(table_a)
+    pool = len(table_a) + len(table_b)
+    empty = blocks * block_tokens - tokens
+    block_bytes = block_tokens * per_token
+    wasted = empty * per_token
+    contiguous_waste = (reserved_tokens - tokens) * per_token
+    colour_a, colour_b = OKABE_ITO[0], OKABE_ITO[1]
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    width = block_tokens
+    pitch = 1.0
+    top = 0.9  # room for the heading above the first row
+    for i, physical in enumerate(table_a):
+        y0 = top + i * pitch
+        used = min(block_tokens, tokens - i * block_tokens)
+        for slot in range(block_tokens):
+            fill = colour_a if slot < used else EMPTY_COLOUR
+            shapes.append(_rect(slot, y0 + 0.32, slot + 1, y0 + 0.92, fill))
+        label = f"Logical block {i} → physical block {physical}"
+        if used < block_tokens:
+            label += f": {block_tokens - used} empty slots"
+        notes.append(_note(0, y0 + 0.16, label, xanchor="left", yanchor="middle"))
+    notes.insert(
+        0,
+        _note(
+            0,
+            0.35,
+            f"<b>Sequence A: {tokens} tokens in {blocks} blocks of {block_tokens}</b>",
+            xanchor="left",
+        ),
+    )
+    pool_top = top + blocks * pitch + 0.5
+    notes.append(_note(0, pool_top, "<b>Physical blocks in GPU memory (shared pool)</b>", xanchor="left"))
+    owner = {p: ("A", i) for i, p in enumerate(table_a)} | {p: ("B", i) for i, p in enumerate(table_b)}
+    cell = width / pool
+    for p in range(pool):
+        who, index = owner[p]
+        fill = colour_a if who == "A" else colour_b
+        shapes.append(_rect(p * cell, pool_top + 0.3, (p + 1) * cell, pool_top + 1.2, fill))
+        notes.append(
+            _note((p + 0.5) * cell, pool_top + 0.75, f"{who}{index}", colour=_ink(fill), size=LABEL_FONT_PX)
+        )
+    bottom = pool_top + 1.3
+    data = [
+        _legend_square("slot holding a token's K and V (sequence A)", colour_a),
+        _legend_square("empty slot: reserved, unused", EMPTY_COLOUR),
+        _legend_square("block of sequence B (growing alongside)", colour_b),
+    ]
+    layout = {
+        "title": chart_title(
+            f"PagedAttention: {blocks} blocks, {empty} empty slots ({binary_bytes(wasted)})",
+            f"{name}: {binary_bytes(block_bytes)} per block of {block_tokens} tokens",
+        ),
+        "height": 230 + 34 * (blocks + 2),
+        "shapes": shapes,
+        "annotations": notes,
+        "xaxis": _hidden(-0.2, width + 0.2),
+        "yaxis": _hidden(bottom + 0.1, -0.1),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    rows: list[dict[str, Any]] = []
+    for who, table, length in (("A", table_a, tokens), ("B", table_b, other_tokens)):
+        for i, physical in enumerate(table):
+            stored = min(block_tokens, length - i * block_tokens)
+            rows.append(
+                {
+                    "sequence": who,
+                    "logical block": i,
+                    "physical block": physical,
+                    "tokens stored": stored,
+                    "empty slots": block_tokens - stored,
+                    "block size (bytes)": block_bytes,
+                }
+            )
+    alt = (
+        f"Sequence A's {tokens} tokens fill {blocks} blocks of {block_tokens} tokens "
+        f"({binary_bytes(block_bytes)} each for {name}); its block table maps them to physical blocks "
+        f"{', '.join(map(str, table_a))}, interleaved with sequence B's. Only the last block is partly "
+        f"empty: {empty} slots, {binary_bytes(wasted)}, against {binary_bytes(contiguous_waste)} left "
+        f"unused by a contiguous {reserved_tokens:,}-token reservation."
+    )
+    caption = (
+        f"A sequence takes a new block only when its last one is full, so at most {block_tokens - 1} "
+        f"slots per sequence sit empty. Block size {block_tokens} is vLLM's default "
+        "(CacheConfig.DEFAULT_BLOCK_SIZE). Paging as in Kwon et al. 2023, 'Efficient Memory "
+        "Management for Large Language Model Serving with PagedAttention' (arXiv 2309.06180)."
+    )
+    return Diagram("paged-kv", _finish(data, layout), alt, tuple(rows), caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Grouped-query attention
+# ---------------------------------------------------------------------------------------------
+
+
+def _uniform_attention(spec: ModelSpec, name: str) -> None:
+    if spec.uses_mla:
+        raise ValueError(f"{name} uses multi-head latent attention: it caches a latent, not KV heads")
+    if spec.layer_kv_elements or spec.layer_kv_heads or spec.layer_heads or spec.layer_head_dims:
+        raise ValueError(f"{name} has layers of different shapes; pick a model with uniform attention")
+
+
+def gqa_sharing(*, model: str = "llama-3-8b", context: int = 8192) -> Diagram:
+    """Query heads above the KV head each group shares, with the cache saved against MHA."""
+    name, spec = _preset_spec(model)
+    _uniform_attention(spec, name)
+    heads, kv_heads = spec.num_heads, spec.num_kv_heads
+    group = heads // kv_heads
+    gqa = spec.kv_cache_bytes_per_token()
+    mha_spec = spec.with_overrides(num_kv_heads=heads)
+    mha = mha_spec.kv_cache_bytes_per_token()
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    gap = 0.12
+    for q in range(heads):
+        fill = _colour(q // group)
+        shapes.append(_rect(q + gap / 2, 0.5, q + 1 - gap / 2, 1.4, fill, line={"width": 0}))
+    for k in range(kv_heads):
+        fill = _colour(k)
+        shapes.append(_rect(k * group + gap / 2, 2.2, (k + 1) * group - gap / 2, 3.1, fill))
+        # bracket: the group's query heads above this KV head
+        shapes.append(
+            {
+                "type": "path",
+                "xref": "x",
+                "yref": "y",
+                "path": f"M {k * group + 0.3},1.55 L {k * group + 0.3},1.8 L {(k + 1) * group - 0.3},1.8 "
+                f"L {(k + 1) * group - 0.3},1.55 M {(k + 0.5) * group},1.8 L {(k + 0.5) * group},2.15",
+                "line": {"color": OUTLINE, "width": 1.5},
+            }
+        )
+        if group * 360 / heads >= 26:  # room for a label at phone width (about 360 px of plot)
+            notes.append(_note((k + 0.5) * group, 2.65, f"KV {k + 1}", colour=_ink(fill)))
+    notes.append(_note(0, 0.2, f"<b>{heads} query heads</b>", xanchor="left"))
+    notes.append(
+        _note(
+            0,
+            3.45,
+            f"<b>{kv_heads} KV head{'s' if kv_heads != 1 else ''}</b>: each shared by {group} query "
+            f"head{'s' if group != 1 else ''}",
+            xanchor="left",
+        )
+    )
+    kind = (
+        "multi-head attention"
+        if group == 1
+        else "multi-query"
+        if kv_heads == 1
+        else f"GQA, groups of {group}"
+    )
+    layout = {
+        "title": chart_title(
+            f"{name}: {heads} query heads share {kv_heads} KV heads",
+            f"{kind}: KV cache {binary_bytes(gqa)} per token, not {binary_bytes(mha)} ({mha / gqa:g}× less)",
+        ),
+        "height": 360,
+        "showlegend": False,
+        "shapes": shapes,
+        "annotations": notes,
+        "xaxis": _hidden(-0.2, heads + 0.2),
+        "yaxis": _hidden(3.7, 0),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    at_gqa = kv_cache_bytes(spec, context)
+    at_mha = kv_cache_bytes(mha_spec, context)
+    table = (
+        {
+            "attention": f"as built ({kv_heads} KV heads)",
+            "KV heads": kv_heads,
+            "KV cache per token (bytes)": gqa,
+            f"KV cache at {context:,} tokens (bytes)": at_gqa,
+        },
+        {
+            "attention": f"multi-head ({heads} KV heads)",
+            "KV heads": heads,
+            "KV cache per token (bytes)": mha,
+            f"KV cache at {context:,} tokens (bytes)": at_mha,
+        },
+    )
+    alt = (
+        f"{name} has {heads} query heads and {kv_heads} key-value heads: each group of {group} query heads "
+        f"reads the same keys and values, so the KV cache is {binary_bytes(gqa)} per token instead of "
+        f"{binary_bytes(mha)}, {binary_bytes(at_gqa)} instead of {binary_bytes(at_mha)} "
+        f"at {context:,} tokens."
+    )
+    caption = (
+        "Colours and brackets group the query heads that share one KV head. Fewer KV heads shrink the "
+        "cache and the bytes each decode step reads. Grouping as in Ainslie et al. 2023, 'GQA' "
+        "(arXiv 2305.13245)."
+    )
+    return Diagram("gqa-sharing", _finish([], layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. FlashAttention
+# ---------------------------------------------------------------------------------------------
+
+
+def flash_attention(*, model: str = "llama-3-8b", context: int = 8192, gpu: str = "h100-sxm") -> Diagram:
+    """Bytes one layer's attention moves through device memory for a prompt, naive vs tiled."""
+    if isinstance(context, bool) or not isinstance(context, int) or context < 1:
+        raise ValueError(f"context must be a positive whole number, got {context!r}")
+    name, spec = _preset_spec(model)
+    _uniform_attention(spec, name)
+    acc = get_accelerator(gpu)
+    heads, kv_heads, d = spec.num_heads, spec.num_kv_heads, spec.head_dim
+    naive = attention(1, heads, kv_heads, context, context, d, flash=False)
+    flash = attention(1, heads, kv_heads, context, context, d, flash=True)
+    qkvo = flash.bytes
+    scores = naive.bytes - flash.bytes
+    held = attention_score_bytes(spec, context, context)
+    bw = acc.memory_bandwidth_bytes_per_s
+    columns = ["Naive", "FlashAttention"]
+    data = [
+        {
+            "type": "bar",
+            "x": columns,
+            "y": [qkvo / GB, qkvo / GB],
+            "name": legend_name("Q, K, V read and output written"),
+            "marker": {"color": OKABE_ITO[0]},
+            "hovertemplate": "%{y:,.3f} GB: Q, K, V and O<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "x": columns,
+            "y": [scores / GB, 0.0],
+            "name": legend_name("score matrix S and softmax P, written to memory and read back"),
+            "marker": {"color": OKABE_ITO[5]},
+            "hovertemplate": "%{y:,.3f} GB: S and P<extra></extra>",
+        },
+    ]
+    top = naive.bytes / GB
+    notes = [
+        {
+            "x": column,
+            "y": total / GB,
+            "xref": "x",
+            "yref": "y",
+            "text": f"{_gb(total)}<br>{total / bw * 1e3:,.3g} ms",
+            "showarrow": False,
+            "yanchor": "bottom",
+            "yshift": 4,
+        }
+        for total, column in ((naive.bytes, columns[0]), (flash.bytes, columns[1]))
+    ]
+    layout = {
+        "title": chart_title(
+            f"FlashAttention moves {naive.bytes / flash.bytes:,.0f}× fewer bytes",
+            f"{name}, one layer, {context:,}-token prompt; times at {acc.name}'s {bw / 1e12:,.3g} TB/s",
+        ),
+        "barmode": "stack",
+        "bargap": 0.35,
+        "height": 480,
+        "annotations": notes,
+        "xaxis": axis("Attention kernel"),
+        "yaxis": axis("GB through device memory, per layer", range=[0, top * 1.3], rangemode="tozero"),
+    }
+    table = (
+        {
+            "kernel": "naive (eager)",
+            "Q, K, V, O bytes": qkvo,
+            "S and P bytes": scores,
+            "total bytes": naive.bytes,
+            "FLOP per byte": naive.intensity,
+            "time at memory bandwidth (s)": naive.bytes / bw,
+        },
+        {
+            "kernel": "FlashAttention",
+            "Q, K, V, O bytes": qkvo,
+            "S and P bytes": 0.0,
+            "total bytes": flash.bytes,
+            "FLOP per byte": flash.intensity,
+            "time at memory bandwidth (s)": flash.bytes / bw,
+        },
+        {
+            "kernel": "eager peak memory for scores (largest layer, 10 B per score)",
+            "Q, K, V, O bytes": None,
+            "S and P bytes": held,
+            "total bytes": held,
+            "FLOP per byte": None,
+            "time at memory bandwidth (s)": None,
+        },
+    )
+    alt = (
+        f"For one layer of {name} on a {context:,}-token prompt, naive attention moves {_gb(naive.bytes)} "
+        f"through device memory, {_gb(scores)} of it the score matrix; FlashAttention keeps the scores on "
+        f"chip and moves {_gb(flash.bytes)}, {naive.bytes / flash.bytes:,.0f} times less."
+    )
+    caption = (
+        "Same FLOPs, different bytes: the naive kernel writes the heads × tokens × tokens scores and "
+        "probabilities to memory and reads them back; the tiled kernel computes them block by block in "
+        f"on-chip SRAM. Eager PyTorch attention also holds {_gb(held)} of scores at its peak."
+    )
+    return Diagram("flash-attention", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Pipeline bubble
+# ---------------------------------------------------------------------------------------------
+
+
+def pipeline_bubble(*, stages: int = 4, microbatches: int = 8, schedule: str = "1f1b") -> Diagram:
+    """The GPipe or 1F1B schedule of one step, stages × time, idle slots hatched."""
+    _check_range("stages", stages, 1, 8)
+    _check_range("microbatches", microbatches, 1, 32)
+    slots = pipeline_schedule(stages, microbatches, schedule)
+    spec = pipeline_gantt_figure(slots, schedule)
+    spec["layout"]["height"] = min(MAX_HEIGHT, spec["layout"].get("height", MAX_HEIGHT))
+    idle = schedule_idle_fraction(slots)
+    formula = pipeline_bubble_fraction(stages, microbatches)
+    makespan = schedule_makespan(slots)
+    gaps = schedule_idle_intervals(slots)
+    table = tuple(
+        {
+            "stage": s + 1,
+            "busy (forward-pass units)": sum(x.end - x.start for x in slots if x.stage == s),
+            "idle (forward-pass units)": sum(g[2] - g[1] for g in gaps if g[0] == s),
+            "step (forward-pass units)": makespan,
+        }
+        for s in range(stages)
+    )
+    label = {"gpipe": "GPipe", "1f1b": "1F1B"}[schedule]
+    alt = (
+        f"A {label} schedule of {stages} pipeline stages and {microbatches} micro-batches: each stage waits "
+        f"while the pipeline fills and drains, so {idle:.1%} of GPU time is idle, (p − 1)/(m + p − 1) = "
+        f"{formula:.3f}; Megatron's ratio (p − 1)/m is {megatron_bubble_ratio(stages, microbatches):.3f}."
+    )
+    caption = (
+        "Grey hatched bars are the bubble: the top-left and bottom-right triangles of idle time. More "
+        "micro-batches per step shrink it; 1F1B keeps the same bubble as GPipe but holds fewer "
+        "micro-batches' activations. Schedules as in Narayanan et al. 2021 (arXiv 2104.04473)."
+    )
+    return Diagram("pipeline-bubble", spec, alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. ZeRO stages
+# ---------------------------------------------------------------------------------------------
+
+ZERO_RECIPE = "mixed-adam-16"  # the ZeRO paper's 2 + 2 + 12 bytes per parameter
+
+
+def zero_stages(*, model: str = "llama-2-7b", n_gpus: int = 64, gpu: str = "a100-80gb-sxm") -> Diagram:
+    """Model-state memory per GPU at ZeRO stages 0 to 3, stacked by part, against the GPU's memory."""
+    _check_range("n_gpus", n_gpus, 1, 16_384)
+    name, spec = _preset_spec(model)
+    acc = get_accelerator(gpu)
+    params = spec.param_count()
+    recipe = training_recipe(ZERO_RECIPE)
+    labels = [
+        "Stage 0<br>(plain DP)",
+        "Stage 1<br>optimizer",
+        "Stage 2<br>+ gradients",
+        "Stage 3<br>+ weights",
+    ]
+    parts = [model_state_bytes_per_gpu(params, ZERO_RECIPE, n_gpus, stage) for stage in range(4)]
+    totals = [zero_model_state_bytes(params, n_gpus, stage) for stage in range(4)]
+    series = (
+        ("weights", f"Weights ({recipe.weight_bytes:g} B/param)", OKABE_ITO[0]),
+        ("gradients", f"Gradients ({recipe.grad_bytes:g} B/param)", OKABE_ITO[1]),
+        (
+            "optimizer",
+            f"Optimizer: fp32 master + Adam ({recipe.master_bytes + recipe.optimizer_bytes:g} B/param)",
+            OKABE_ITO[2],
+        ),
+    )
+    data = [
+        {
+            "type": "bar",
+            "x": labels,
+            "y": [p[key] / GB for p in parts],
+            "name": legend_name(text),
+            "marker": {"color": colour},
+            "hovertemplate": f"{text}: %{{y:,.2f}} GB<extra></extra>",
+        }
+        for key, text, colour in series
+    ]
+    capacity = acc.memory_bytes
+    top = max(totals[0], capacity or 0) / GB
+    notes = [
+        {
+            "x": label,
+            "y": total / GB,
+            "text": f"{total / GB:,.3g} GB",
+            "showarrow": False,
+            "yanchor": "bottom",
+        }
+        for label, total in zip(labels, totals, strict=True)
+    ]
+    shapes = []
+    if capacity:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": capacity / GB,
+                "y1": capacity / GB,
+                "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
+            }
+        )
+        notes.append(
+            {
+                "xref": "paper",
+                "x": 1,
+                "y": capacity / GB,
+                "yref": "y",
+                "text": f"{acc.name}: {acc.memory_label}",
+                "showarrow": False,
+                "xanchor": "right",
+                "yanchor": "bottom",
+            }
+        )
+    layout = {
+        "title": chart_title(
+            f"ZeRO over {n_gpus} GPUs: {totals[0] / GB:,.0f} GB → {totals[3] / GB:,.3g} GB per GPU",
+            f"{name} ({params / 1e9:,.2f}B parameters), model states only, no activations",
+        ),
+        "barmode": "stack",
+        "height": 500,
+        "shapes": shapes,
+        "annotations": notes,
+        "xaxis": axis("ZeRO stage: what is sharded"),
+        "yaxis": axis("Model states per GPU (GB)", range=[0, top * 1.15]),
+    }
+    table = tuple(
+        {
+            "ZeRO stage": stage,
+            "weights (bytes)": p["weights"],
+            "gradients (bytes)": p["gradients"],
+            "optimizer states (bytes)": p["optimizer"],
+            "total per GPU (bytes)": total,
+        }
+        for stage, (p, total) in enumerate(zip(parts, totals, strict=True))
+    )
+    alt = (
+        f"Model-state memory per GPU for {name} data-parallel over {n_gpus} GPUs: "
+        + ", ".join(f"stage {s} {t / GB:,.3g} GB" for s, t in enumerate(totals))
+        + f" (16 bytes per parameter, split further at each stage); {acc.name} holds {acc.memory_label}."
+    )
+    caption = (
+        "Stage 1 shards the optimizer states over the data-parallel GPUs, stage 2 the gradients too, "
+        "stage 3 the weights as well. Activations are not sharded and come on top. Formulas from "
+        "Rajbhandari et al. 2019, 'ZeRO' (arXiv 1910.02054), section 5."
+    )
+    return Diagram("zero-stages", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Mixture-of-experts routing
+# ---------------------------------------------------------------------------------------------
+
+
+def moe_routing(*, model: str = "mixtral-8x7b", tokens: int = 6, seed: int = 0) -> Diagram:
+    """Tokens × experts: each token's row marks the k experts it runs (an example routing)."""
+    _check_range("tokens", tokens, 1, 10)
+    name, spec = _preset_spec(model)
+    if not spec.is_moe:
+        raise ValueError(f"{name} is not a mixture of experts")
+    experts, k = spec.num_experts, spec.experts_per_token
+    rng = random.Random(seed)
+    picks = [sorted(rng.sample(range(experts), k)) for _ in range(tokens)]
+    used = sorted({e for p in picks for e in p})
+    expected = expected_experts_touched(experts, k, tokens)
+    active, total = spec.param_count(active=True), spec.param_count()
+    mark = experts <= 32
+    z = [[1 if e in p else 0 for e in range(experts)] for p in picks]
+    text = [["●" if e in p else "" for e in range(experts)] for p in picks]
+    data = [
+        {
+            "type": "heatmap",
+            "x": list(range(1, experts + 1)),
+            "y": [f"Token {t + 1}" for t in range(tokens)],
+            "z": z,
+            "zmin": 0,
+            "zmax": 1,
+            "colorscale": [
+                [0.0, EMPTY_COLOUR],
+                [0.5, EMPTY_COLOUR],
+                [0.5, OKABE_ITO[0]],
+                [1.0, OKABE_ITO[0]],
+            ],
+            "showscale": False,
+            "xgap": 2 if experts <= 64 else 0,
+            "ygap": 2,
+            "text": text,
+            "texttemplate": "%{text}" if mark else "",
+            "textfont": {"color": "white", "size": LABEL_FONT_PX},
+            "hovertemplate": "%{y}, expert %{x}: %{customdata}<extra></extra>",
+            "customdata": [["runs this expert" if v else "skips it" for v in row] for row in z],
+            "name": "routing",
+            "showlegend": False,
+        }
+    ]
+    layout = {
+        "title": chart_title(
+            f"{name}: each token runs {k} of {experts} experts",
+            f"{active / 1e9:,.1f}B of {total / 1e9:,.1f}B parameters active per token; these {tokens} "
+            f"tokens used {len(used)} experts (uniform routing: {expected:,.1f} expected)",
+        ),
+        "height": 230 + 32 * tokens,
+        "showlegend": False,
+        "xaxis": axis(
+            "Expert (● = token runs it)" if mark else "Expert (dark line = token runs it)",
+            dtick=1 if experts <= 16 else None,
+            showgrid=False,
+        ),
+        "yaxis": axis("", autorange="reversed", showgrid=False),
+    }
+    table = (
+        *(
+            {"token": t + 1, "experts run": ", ".join(str(e + 1) for e in p), "experts skipped": experts - k}
+            for t, p in enumerate(picks)
+        ),
+        {
+            "token": "all",
+            "experts run": f"{len(used)} distinct (expected {expected:.2f} under uniform routing)",
+            "experts skipped": experts - len(used),
+        },
+    )
+    alt = (
+        f"A grid of {tokens} tokens by {experts} experts for {name}: the router sends each token to {k} "
+        f"experts, so {active / 1e9:,.1f}B of its {total / 1e9:,.1f}B parameters work per token; "
+        f"together these tokens used {len(used)} of the {experts} experts."
+    )
+    caption = (
+        f"The router is learned; the picks drawn here are a seeded random example (seed {seed}), not a "
+        "trace. A batch touches more experts than one token, which is why MoE decode at large batch "
+        "reads nearly all the weights."
+    )
+    return Diagram("moe-routing", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. Compute/communication overlap
+# ---------------------------------------------------------------------------------------------
+
+
+def compute_comm_overlap(
+    *,
+    model: str = "llama-3-8b",
+    gpu: str = "h100-sxm",
+    nodes: int = 2,
+    gpus_per_node: int = 8,
+    microbatches: int = 1,
+    seq: int = 4096,
+) -> Diagram:
+    """One data-parallel training step: the gradient all-reduce after the backward pass, or during it."""
+    name, spec = _preset_spec(model)
+    acc = get_accelerator(gpu)
+    n = nodes * gpus_per_node
+    if n < 2:
+        raise ValueError("data parallelism needs at least 2 GPUs")
+    layout = Layout(
+        dp=n, tp=1, pp=1, num_microbatches=microbatches, seq=seq, nodes=nodes, gpus_per_node=gpus_per_node
+    )
+    terms = communication_per_step(spec, layout)
+    serial = step_time(spec, layout, acc, terms)
+    compute, dp = serial.compute_s, serial.dp_s
+    forward = compute / (1 + BACKWARD_OVER_FORWARD)
+    backward = compute - forward
+    hidden = min(dp, backward)
+    overlapped = step_time(spec, layout, acc, terms, dp_overlap=hidden / dp if dp else 0.0)
+    link = next((t.link_name for t in terms if t.key.startswith("dp")), "")
+    rows = ["Serial: GPU", "Serial: network", "Overlapped: GPU", "Overlapped: network"]
+    bars = (
+        # (name, colour, [(row, start, length)])
+        ("Forward pass", OKABE_ITO[0], [(rows[0], 0.0, forward), (rows[2], 0.0, forward)]),
+        ("Backward pass", OKABE_ITO[1], [(rows[0], forward, backward), (rows[2], forward, backward)]),
+        ("All-reduce hidden behind the backward pass", OKABE_ITO[4], [(rows[3], forward, hidden)]),
+        (
+            "All-reduce exposed: the GPU waits",
+            OKABE_ITO[5],
+            [(rows[1], compute, dp), (rows[3], forward + hidden, dp - hidden)],
+        ),
+    )
+    data = []
+    for label, colour, pieces in bars:
+        pieces = [p for p in pieces if p[2] > 0]
+        if not pieces:
+            continue
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "y": [p[0] for p in pieces],
+                "base": [p[1] for p in pieces],
+                "x": [p[2] for p in pieces],
+                "name": legend_name(label),
+                "marker": {"color": colour, "line": {"color": "white", "width": 1}},
+                "customdata": [_seconds(p[2]) for p in pieces],
+                "hovertemplate": f"{label}: %{{customdata}}<extra></extra>",
+            }
+        )
+    notes = [
+        {
+            "x": total,
+            "y": row,
+            "xref": "x",
+            "yref": "y",
+            "text": f"step ends: {_seconds(total)}",
+            "showarrow": False,
+            "xanchor": "right",
+            "yanchor": "top",
+            "yshift": -16,
+        }
+        for total, row in ((serial.total_s, rows[1]), (overlapped.total_s, rows[3]))
+    ]
+    layout_spec = {
+        "title": chart_title(
+            f"Overlap cuts the step from {_seconds(serial.total_s)} to {_seconds(overlapped.total_s)}",
+            f"{name}, data parallel over {n} {acc.name} GPUs; gradient all-reduce {_seconds(dp)} over {link}",
+        ),
+        "barmode": "overlay",
+        "bargap": 0.3,
+        "height": 480,
+        "annotations": notes,
+        "xaxis": axis("Time in one training step (s)", range=[0, serial.total_s * 1.05], rangemode="tozero"),
+        "yaxis": axis("", type="category", categoryorder="array", categoryarray=list(reversed(rows))),
+    }
+    table = (
+        {"part": "forward pass (s)", "serial": forward, "overlapped": forward},
+        {"part": "backward pass (s)", "serial": backward, "overlapped": backward},
+        {"part": "gradient all-reduce (s)", "serial": dp, "overlapped": dp},
+        {
+            "part": "all-reduce exposed (s)",
+            "serial": serial.dp_exposed_s,
+            "overlapped": overlapped.dp_exposed_s,
+        },
+        {"part": "step (s)", "serial": serial.total_s, "overlapped": overlapped.total_s},
+    )
+    alt = (
+        f"Timeline of one training step of {name} on {n} GPUs: serially, {_seconds(compute)} of compute "
+        f"is followed by a {_seconds(dp)} gradient all-reduce, a {_seconds(serial.total_s)} step; run "
+        f"during the {_seconds(backward)} backward pass, {_seconds(overlapped.dp_exposed_s)} of it stays "
+        f"exposed and the step takes {_seconds(overlapped.total_s)}."
+    )
+    caption = (
+        "Gradients are reduced in buckets while earlier layers are still in their backward pass, so "
+        "communication can hide only behind compute that is still to come: whatever exceeds the "
+        "backward pass stays on the critical path. Backward = 2 × forward, as in the pipeline model."
+    )
+    return Diagram("compute-comm-overlap", _finish(data, layout_spec), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Batching and time per output token
+# ---------------------------------------------------------------------------------------------
+
+
+def batching_tpot(
+    *,
+    model: str = "llama-3-8b",
+    gpu: str = "h100-sxm",
+    context: int = 1024,
+    max_batch: int = 256,
+    weight_fmt: str = "bf16",
+    dtype: str = "bf16",
+) -> Diagram:
+    """Decode step time (= time per output token) against the batch size, memory and compute bounds."""
+    _check_range("max_batch", max_batch, 1, 4096)
+    name, spec = _preset_spec(model)
+    acc = get_accelerator(gpu)
+    bw, peak = acc.memory_bandwidth_bytes_per_s, acc.peak_flops(dtype)
+    batches = [2**i for i in range(int(math.log2(max_batch)) + 1)]
+    capacity = acc.memory_bytes
+    weights = weight_bytes(spec, weight_fmt)
+    fits = [b for b in batches if capacity is None or weights + kv_cache_bytes(spec, context, b) <= capacity]
+    if not fits:
+        raise ValueError(f"{name} with a {context:,}-token context does not fit in {acc.name}'s memory")
+    steps = [
+        decode_step(
+            spec,
+            bandwidth_bytes_per_s=bw,
+            peak_flops=peak,
+            batch=b,
+            context_tokens=context,
+            weight_fmt=weight_fmt,
+        )
+        for b in fits
+    ]
+    ms = [s.step_time_s * 1e3 for s in steps]
+    data = [
+        {
+            "type": "scatter",
+            "x": fits,
+            "y": ms,
+            "mode": "lines+markers",
+            "line": {"color": OKABE_ITO[0], "width": 3},
+            "marker": {"size": 9},
+            "name": legend_name("Time per step = time per output token"),
+            "customdata": [[s.tokens_per_s, s.bound] for s in steps],
+            "hovertemplate": "batch %{x}: %{y:,.2f} ms per token, %{customdata[0]:,.0f} tokens/s "
+            "(%{customdata[1]}-bound)<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": fits,
+            "y": [s.memory_time_s * 1e3 for s in steps],
+            "mode": "lines",
+            "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
+            "name": legend_name("Reading weights + KV cache (memory bound)"),
+            "hovertemplate": "batch %{x}: memory %{y:,.2f} ms<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": fits,
+            "y": [s.compute_time_s * 1e3 for s in steps],
+            "mode": "lines",
+            "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"},
+            "name": legend_name("FLOPs at peak (compute bound)"),
+            "hovertemplate": "batch %{x}: compute %{y:,.2f} ms<extra></extra>",
+        },
+    ]
+    first, last = steps[0], steps[-1]
+    notes = [
+        {
+            "x": math.log10(s.batch),
+            "y": s.step_time_s * 1e3,
+            "xref": "x",
+            "yref": "y",
+            "text": f"{s.tokens_per_s:,.0f} tok/s",
+            "showarrow": False,
+            "yanchor": "bottom",
+            "yshift": 6,
+            "xanchor": "left" if s is first else "right",
+        }
+        for s in ((first, last) if len(steps) > 1 else (first,))
+    ]
+    dropped = len(batches) - len(fits)
+    layout = {
+        "title": chart_title(
+            f"Batch {last.batch}: {last.step_time_s * 1e3:,.3g} ms per token vs "
+            f"{first.step_time_s * 1e3:,.3g} ms at batch 1",
+            f"{name} on {acc.name}, {context:,}-token context: "
+            f"{last.tokens_per_s / first.tokens_per_s:,.0f}× the tokens per second",
+        ),
+        "height": 500,
+        "annotations": notes,
+        "xaxis": axis("Batch size (sequences decoded together)", type="log", tickvals=fits, ticktext=fits),
+        "yaxis": axis("Time per decode step (ms)", rangemode="tozero", range=[0, max(ms) * 1.25]),
+    }
+    table = tuple(
+        {
+            "batch": s.batch,
+            "step time = TPOT (s)": s.step_time_s,
+            "memory time (s)": s.memory_time_s,
+            "compute time (s)": s.compute_time_s,
+            "tokens per second": s.tokens_per_s,
+            "bound": s.bound,
+        }
+        for s in steps
+    )
+    alt = (
+        f"Time per decode step for {name} on {acc.name} at a {context:,}-token context: "
+        f"{first.step_time_s * 1e3:,.3g} ms at batch 1 and {last.step_time_s * 1e3:,.3g} ms at batch "
+        f"{last.batch}, so the batch gets {last.tokens_per_s / first.tokens_per_s:,.0f} times the tokens per "
+        "second for a small rise in each user's time per output token."
+    )
+    caption = (
+        "Each step reads all the weights once, whatever the batch, so while decode is memory-bound more "
+        "sequences ride along almost free; the KV cache each one adds makes the step slowly longer. "
+        "Roofline bounds, not measurements"
+        + (f"; {dropped} larger batch sizes do not fit in memory and are left out." if dropped else ".")
+    )
+    return Diagram("batching-tpot", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. 3D parallelism grid
+# ---------------------------------------------------------------------------------------------
+
+
+def _layout_for(dp: int, tp: int, pp: int, gpus_per_node: int) -> Layout:
+    n = dp * tp * pp
+    if n <= gpus_per_node:
+        return Layout(dp=dp, tp=tp, pp=pp, nodes=1, gpus_per_node=n)
+    if n % gpus_per_node:
+        raise ValueError(f"{n} GPUs do not fill nodes of {gpus_per_node}")
+    return Layout(dp=dp, tp=tp, pp=pp, nodes=n // gpus_per_node, gpus_per_node=gpus_per_node)
+
+
+def parallelism_3d(
+    *, model: str = "llama-3-8b", dp: int = 2, tp: int = 2, pp: int = 4, gpus_per_node: int = 8
+) -> Diagram:
+    """Every GPU of a DP × TP × PP layout: rows are pipeline stages, boxed groups split each matrix,
+    columns of groups are data-parallel replicas. Ranks in Megatron-LM's order."""
+    _check_range("dp × tp", dp * tp, 1, 16)
+    _check_range("pp", pp, 1, 8)
+    name, spec = _preset_spec(model)
+    layout = _layout_for(dp, tp, pp, gpus_per_node)
+    check_layout(spec, layout)
+    roles = gpu_roles(layout, spec)
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    pitch = 1.5
+    columns = dp * tp
+    group_gap = 0.35
+    for role in roles:
+        column = role.dp_rank * (tp + group_gap) + role.tp_rank
+        y0 = 0.6 + role.pp_stage * pitch + 0.45
+        fill = _colour(role.pp_stage)
+        shapes.append(_rect(column + 0.06, y0, column + 0.94, y0 + 0.85, fill))
+        notes.append(_note(column + 0.5, y0 + 0.42, str(role.rank), colour=_ink(fill)))
+    for stage in range(pp):
+        first, last = next(r.layers for r in roles if r.pp_stage == stage)
+        y0 = 0.6 + stage * pitch
+        notes.append(
+            _note(0, y0 + 0.22, f"<b>Stage {stage + 1}</b>: layers {first}–{last - 1}", xanchor="left")
+        )
+        for replica in range(dp):
+            x0 = replica * (tp + group_gap)
+            shapes.append(
+                _rect(
+                    x0 - 0.02,
+                    y0 + 0.4,
+                    x0 + tp + 0.02,
+                    y0 + 1.35,
+                    "rgba(0,0,0,0)",
+                    line={"color": OUTLINE, "width": 2},
+                    layer="above",
+                )
+            )
+    for replica in range(dp):
+        x0 = replica * (tp + group_gap)
+        notes.append(_note(x0 + tp / 2, 0.25, f"<b>DP replica {replica + 1}</b>"))
+    width = columns + (dp - 1) * group_gap
+    bottom = 0.6 + pp * pitch
+    n = layout.n_gpus
+    layout_spec = {
+        "title": chart_title(
+            f"{n} GPUs = DP {dp} × TP {tp} × PP {pp}",
+            f"{name}: rows are pipeline stages; each box is a TP group of {tp} GPUs splitting every "
+            "matrix; numbers are global ranks",
+        ),
+        "height": 250 + 50 * pp,
+        "showlegend": False,
+        "shapes": shapes,
+        "annotations": notes,
+        "xaxis": _hidden(-0.1, width + 0.1),
+        "yaxis": _hidden(bottom + 0.1, 0),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    table = tuple(
+        {
+            "GPU (global rank)": r.rank,
+            "node": r.node,
+            "DP replica": r.dp_rank + 1,
+            "TP rank": r.tp_rank + 1,
+            "PP stage": r.pp_stage + 1,
+            "layers": f"{r.layers[0]}–{r.layers[1] - 1}",
+        }
+        for r in roles
+    )
+    per_stage = layers_per_stage(spec.num_layers, pp)
+    alt = (
+        f"{n} GPUs for {name} arranged as {pp} pipeline stages of {per_stage[0]} layers"
+        f"{' or so' if len(set(per_stage)) > 1 else ''}, each stage held by {dp} data-parallel replicas, "
+        f"each replica a tensor-parallel group of {tp} GPUs that splits every weight matrix; ranks follow "
+        "Megatron-LM's order, TP fastest."
+    )
+    caption = (
+        "Tensor-parallel groups get consecutive ranks, so they stay inside a node on NVLink; "
+        "pipeline stages, which only pass activations, are the ones that cross nodes. Colours repeat the "
+        "stage named on each row."
+    )
+    return Diagram("parallelism-3d", _finish([], layout_spec), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. What TP, PP and DP split
+# ---------------------------------------------------------------------------------------------
+
+
+def tp_pp_dp_splits(
+    *, model: str = "llama-3-8b", tp: int = 4, pp: int = 4, dp: int = 4, batch: int = 16
+) -> Diagram:
+    """Three bands: TP cuts a layer's matrix, PP cuts the layer stack, DP cuts the batch."""
+    for label, value in (("tp", tp), ("pp", pp), ("dp", dp)):
+        _check_range(label, value, 1, 8)
+    _check_range("batch", batch, 1, 64)
+    if batch % dp:
+        raise ValueError(f"a batch of {batch} sequences does not split evenly over DP {dp}")
+    name, spec = _preset_spec(model)
+    check_layout(spec, Layout(dp=1, tp=tp, pp=pp, nodes=1, gpus_per_node=tp * pp))
+    h = spec.hidden_size
+    width = spec.expert_intermediate_size if spec.is_moe else spec.intermediate_size
+    matrix = "each expert's" if spec.is_moe else "MLP"
+    slice_cols = width // tp
+    stages = layers_per_stage(spec.num_layers, pp)
+    starts = [sum(stages[:i]) for i in range(pp)]
+    per_replica = batch // dp
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    full = 10.0
+    bands = (
+        (
+            0.0,
+            f"<b>Tensor parallel, TP {tp}</b>: each layer's matrices, by columns",
+            [f"{h:,} ×<br>{slice_cols:,}" for _ in range(tp)],
+            f"{matrix} up-projection {h:,} × {width:,}",
+        ),
+        (
+            2.2,
+            f"<b>Pipeline parallel, PP {pp}</b>: the stack of {spec.num_layers} layers",
+            [f"layers<br>{s}–{s + c - 1}" for s, c in zip(starts, stages, strict=True)],
+            "",
+        ),
+        (
+            4.4,
+            f"<b>Data parallel, DP {dp}</b>: the batch of {batch} sequences",
+            [f"{per_replica} seq" for _ in range(dp)],
+            "every GPU keeps a full copy of the weights",
+        ),
+    )
+    for y0, heading, labels, foot in bands:
+        notes.append(_note(0, y0 + 0.25, heading, xanchor="left"))
+        count = len(labels)
+        cell = full / count
+        for i, text in enumerate(labels):
+            fill = _colour(i)
+            shapes.append(
+                _rect(
+                    i * cell, y0 + 0.55, (i + 1) * cell, y0 + 1.55, fill, line={"color": "white", "width": 2}
+                )
+            )
+            notes.append(_note((i + 0.5) * cell, y0 + 1.05, text, colour=_ink(fill), size=LABEL_FONT_PX - 1))
+        caption_text = f"GPU 1 … GPU {count}" + (f" · {foot}" if foot else "")
+        notes.append(_note(0, y0 + 1.8, caption_text, xanchor="left", size=LABEL_FONT_PX - 1))
+    layout = {
+        "title": chart_title(
+            f"What each kind of parallelism splits: {name}", "Colours: GPU 1, 2, 3 … in each row"
+        ),
+        "height": 500,
+        "showlegend": False,
+        "shapes": shapes,
+        "annotations": notes,
+        "xaxis": _hidden(-0.1, full + 0.1),
+        "yaxis": _hidden(6.5, -0.1),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    table = (
+        {
+            "kind": "tensor parallel",
+            "degree": tp,
+            "what is split": f"each weight matrix (MLP up-projection {h:,} × {width:,})",
+            "per GPU": f"{h:,} × {slice_cols:,} = {h * slice_cols:,} weights of it",
+        },
+        {
+            "kind": "pipeline parallel",
+            "degree": pp,
+            "what is split": f"{spec.num_layers} layers",
+            "per GPU": ", ".join(f"{c} layers" for c in stages),
+        },
+        {
+            "kind": "data parallel",
+            "degree": dp,
+            "what is split": f"batch of {batch} sequences",
+            "per GPU": f"{per_replica} sequences (full weights)",
+        },
+    )
+    alt = (
+        f"For {name}: TP {tp} gives each GPU {slice_cols:,} of the {width:,} columns of each MLP matrix; "
+        f"PP {pp} gives each GPU {stages[0]} of the {spec.num_layers} layers; DP {dp} gives each GPU "
+        f"{per_replica} of the {batch} sequences and a full copy of the weights."
+    )
+    caption = (
+        "TP needs an all-reduce inside every layer, so it stays on NVLink; PP only passes activations "
+        "between stages but idles in the pipeline bubble; DP averages gradients once per step. Real "
+        "jobs combine all three (3D parallelism)."
+    )
+    return Diagram("tp-pp-dp-splits", _finish([], layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 12. Ring all-reduce
+# ---------------------------------------------------------------------------------------------
+
+
+def ring_schedule(n_gpus: int) -> list[list[int]]:
+    """Chunk each GPU sends in each of the 2(n − 1) steps of a ring all-reduce (GPU i sends to i + 1).
+
+    Reduce-scatter: in step s GPU i sends chunk (i − s) mod n and the receiver adds it to its
+    own; after n − 1 steps GPU i holds the full sum of chunk (i + 1) mod n. All-gather: in step t
+    GPU i forwards chunk (i + 1 − t) mod n, which the receiver keeps. Simulated here so the
+    schedule is checked, not assumed: every GPU ends with every chunk summed over all GPUs.
+    """
+    n = n_gpus
+    have = [[{i} for _ in range(n)] for i in range(n)]  # have[gpu][chunk] = GPUs summed in
+    sends: list[list[int]] = []
+    for s in range(n - 1):
+        step = [(i - s) % n for i in range(n)]
+        incoming = [set(have[i][step[i]]) for i in range(n)]
+        for i in range(n):
+            have[(i + 1) % n][step[i]] |= incoming[i]
+        sends.append(step)
+    for t in range(n - 1):
+        step = [(i + 1 - t) % n for i in range(n)]
+        incoming = [set(have[i][step[i]]) for i in range(n)]
+        for i in range(n):
+            have[(i + 1) % n][step[i]] = incoming[i]
+        sends.append(step)
+    everyone = set(range(n))
+    if any(chunk != everyone for gpu in have for chunk in gpu):  # pragma: no cover - a schedule bug
+        raise RuntimeError("ring schedule does not complete the all-reduce")
+    return sends
+
+
+def ring_all_reduce(*, n_gpus: int = 4, model: str = "llama-3-8b", link: str = "nvlink-4") -> Diagram:
+    """Steps × GPUs: which chunk of the gradient buffer each GPU sends to its neighbour."""
+    _check_range("n_gpus", n_gpus, 2, 8)
+    name, spec = _preset_spec(model)
+    interconnect = get_interconnect(link)
+    grad_bytes = spec.param_count() * training_recipe(ZERO_RECIPE).grad_bytes
+    chunk = grad_bytes / n_gpus
+    per_gpu = ring_allreduce_bytes_per_gpu(grad_bytes, n_gpus)
+    rate = interconnect.payload_per_direction_bytes_per_s * link_efficiency(interconnect)
+    sends = ring_schedule(n_gpus)
+    steps = len(sends)
+    rs = n_gpus - 1
+    step_labels = [f"{s + 1}: {'reduce-scatter' if s < rs else 'all-gather'}" for s in range(steps)]
+    # chunk colours light enough for dark text (Okabe-Ito without its blue and black)
+    light = [c for c in OKABE_ITO if _ink(c) != "white"]
+    colours = [light[c % len(light)] for c in range(n_gpus)]
+    scale: list[list[Any]] = []
+    for i, c in enumerate(colours):
+        scale += [[i / n_gpus, c], [(i + 1) / n_gpus, c]]
+    text = [[f"chunk {c + 1}" if n_gpus <= 4 else str(c + 1) for c in row] for row in sends]
+    data = [
+        {
+            "type": "heatmap",
+            "x": [f"{i + 1}→{(i + 1) % n_gpus + 1}" if n_gpus <= 4 else str(i + 1) for i in range(n_gpus)],
+            "y": step_labels,
+            "z": [[float(c) for c in row] for row in sends],
+            "zmin": -0.5,
+            "zmax": n_gpus - 0.5,
+            "colorscale": scale,
+            "showscale": False,
+            "xgap": 3,
+            "ygap": 3,
+            "text": text,
+            "texttemplate": "%{text}",
+            "textfont": {"size": LABEL_FONT_PX, "color": LABEL_BOX_TEXT},
+            "hovertemplate": "Step %{y}<br>%{x} sends %{text}<extra></extra>",
+            "showlegend": False,
+            "name": "chunks",
+        }
+    ]
+    layout = {
+        "title": chart_title(
+            f"Ring all-reduce on {n_gpus} GPUs: {steps} steps of {_gb(chunk)}",
+            f"{name} gradients ({_gb(grad_bytes)}) in {n_gpus} chunks; each GPU sends "
+            f"{_gb(per_gpu)}, {steps * chunk / rate * 1e3:,.3g} ms over {interconnect.name}",
+        ),
+        "height": 200 + 36 * steps,
+        "showlegend": False,
+        "xaxis": axis(
+            "Sending GPU (each sends to the next, the last to the first)",
+            width=30,
+            showgrid=False,
+            tickangle=0,
+        ),
+        "yaxis": axis("Step", autorange="reversed", showgrid=False),
+    }
+    table = tuple(
+        {
+            "step": s + 1,
+            "phase": "reduce-scatter" if s < rs else "all-gather",
+            "bytes sent per GPU": chunk,
+            "time at link rate (s)": chunk / rate,
+            **{f"GPU {i + 1} sends chunk": c + 1 for i, c in enumerate(row)},
+        }
+        for s, row in enumerate(sends)
+    )
+    alt = (
+        f"A ring all-reduce of {name}'s {_gb(grad_bytes)} of gradients over {n_gpus} GPUs takes "
+        f"2(N − 1) = {steps} steps; in each, every GPU sends one {_gb(chunk)} chunk to its neighbour, "
+        f"{_gb(per_gpu)} per GPU in all, 2(N − 1)/N of the buffer."
+    )
+    caption = (
+        f"The first {rs} steps (reduce-scatter) add each chunk up as it travels the ring; the last {rs} "
+        "(all-gather) pass the finished sums on. Every link is busy in every step, which is why the "
+        f"ring is bandwidth-optimal. Times use {interconnect.name}'s one-way rate × its efficiency."
+    )
+    return Diagram("ring-all-reduce", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 13. Prefill vs decode on the roofline
+# ---------------------------------------------------------------------------------------------
+
+
+def prefill_vs_decode(
+    *,
+    model: str = "llama-3-8b",
+    gpu: str = "h100-sxm",
+    prompt_tokens: int = 2048,
+    context: int = 2048,
+    batch: int = 1,
+    dtype: str = "bf16",
+) -> Diagram:
+    """Prefill and one decode step as points on the GPU's roofline."""
+    name, spec = _preset_spec(model)
+    acc = get_accelerator(gpu)
+    peak, bw = acc.peak_flops(dtype), acc.memory_bandwidth_bytes_per_s
+    ridge = acc.ridge_point(dtype)
+    prefill = prefill_op(spec, prompt_tokens)
+    decode = decode_step_op(spec, batch, context)
+    low = min(decode.intensity, ridge) / 4
+    high = max(prefill.intensity, ridge) * 4
+    xs = [low * (high / low) ** (i / 60) for i in range(61)]
+    roof = [attainable_flops(x, peak, bw) / 1e12 for x in xs]
+    points = (
+        ("Decode", decode, OKABE_ITO[5], "middle right"),
+        ("Prefill", prefill, OKABE_ITO[0], "top left"),
+    )
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": xs,
+            "y": roof,
+            "mode": "lines",
+            "line": {"color": OUTLINE, "width": 3},
+            "name": legend_name(f"{acc.name} roof: {dtype.upper()} peak and memory bandwidth"),
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": [ridge],
+            "y": [peak / 1e12],
+            "mode": "markers+text",
+            "marker": {"size": 10, "symbol": "circle-open", "color": OUTLINE, "line": {"width": 2}},
+            "text": [f"ridge {ridge:,.0f}"],
+            "textposition": "bottom right",
+            "name": legend_name(f"Ridge point: {ridge:,.0f} FLOP/byte"),
+            "hovertemplate": "ridge %{x:,.0f} FLOP/byte<extra></extra>",
+        },
+    ]
+    for label, op, colour, position in points:
+        on_roof = op.attainable_flops(peak, bw) / 1e12
+        data.append(
+            {
+                "type": "scatter",
+                "x": [op.intensity],
+                "y": [on_roof],
+                "mode": "markers+text",
+                "marker": {
+                    "size": 14,
+                    "color": colour,
+                    "symbol": "diamond" if label == "Decode" else "square",
+                },
+                "text": [f"{label}: {plain_number(op.intensity)} FLOP/B"],
+                "textposition": position,
+                "name": legend_name(f"{label}: {op.bound(peak, bw)}-bound"),
+                "hovertemplate": f"{op.name}<br>%{{x:,.1f}} FLOP/byte, %{{y:,.0f}} TFLOP/s<extra></extra>",
+            }
+        )
+    ys = [min(roof), peak / 1e12]
+    layout = {
+        "title": chart_title(
+            f"Prefill: {plain_number(prefill.intensity)} FLOP/byte; decode: {decode.intensity:,.3g}",
+            f"{name} on {acc.name}: ridge at {ridge:,.0f} FLOP/byte",
+        ),
+        "height": 500,
+        "xaxis": axis("Arithmetic intensity (FLOP per byte, log)", **decade_ticks(low, high)),
+        "yaxis": axis("Attainable TFLOP/s (log)", **decade_ticks(ys[0], ys[1] * 10)),
+    }
+    table = (
+        *(
+            {
+                "phase": label,
+                "operation": op.name,
+                "FLOPs": op.flops,
+                "bytes": op.bytes,
+                "FLOP per byte": op.intensity,
+                "attainable FLOP/s": op.attainable_flops(peak, bw),
+                "bound": op.bound(peak, bw),
+            }
+            for label, op, _, _ in points
+        ),
+        {"phase": "ridge", "operation": acc.name, "FLOP per byte": ridge, "attainable FLOP/s": peak},
+    )
+    alt = (
+        f"On {acc.name}'s roofline (ridge {ridge:,.0f} FLOP/byte), {name}'s prefill of {prompt_tokens:,} "
+        f"tokens does {prefill.intensity:,.0f} FLOP per byte and is {prefill.bound(peak, bw)}-bound, while a "
+        f"decode step at batch {batch} does {decode.intensity:,.2f} and is {decode.bound(peak, bw)}-bound."
+    )
+    caption = (
+        "Prefill multiplies every weight by all the prompt's tokens at once; decode reads every weight "
+        "(and the KV cache) to produce one token per sequence, so it sits far left on the memory slope."
+    )
+    return Diagram("prefill-vs-decode", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 14. Sliding-window cache
+# ---------------------------------------------------------------------------------------------
+
+
+def _kind_tokens(spec: ModelSpec, context: int) -> dict[str, int]:
+    """Tokens one layer of each kind keeps at ``context`` (kind key -> tokens)."""
+    out: dict[str, int] = {}
+    for kind, kept in zip(spec.kinds(), spec.cached_tokens_per_layer(context), strict=True):
+        out.setdefault(kind, kept)
+    return out
+
+
+def sliding_window_cache(*, model: str = "gemma-2-9b", max_context: int | None = None) -> Diagram:
+    """Tokens a layer keeps against the context, one line per layer kind: sliding layers level off."""
+    name, spec = _preset_spec(model)
+    if "sliding" not in spec.kinds():
+        raise ValueError(f"{name} has no sliding-window layers")
+    window = spec.sliding_window
+    longest = max_context or spec.max_positions or 4 * window
+    if longest < 1:
+        raise ValueError(f"max_context must be positive, got {longest!r}")
+    contexts = sorted({0, min(window, longest), longest, longest // 2})
+    kinds = list(dict.fromkeys(spec.kinds()))
+    by_kind = kv_cache_by_kind(spec, contexts)
+    labels = dict(zip(kinds, by_kind.layers, strict=True))  # kind key -> label of kv_cache_by_kind
+    kept = {c: _kind_tokens(spec, c) for c in contexts}
+    data = []
+    for index, kind in enumerate(kinds):
+        label = labels[kind]
+        count = by_kind.layers[label]
+        ys = [kept[c][kind] for c in contexts]
+        data.append(
+            {
+                "type": "scatter",
+                "x": contexts,
+                "y": ys,
+                "mode": "lines+markers",
+                "line": {"color": _colour(index), "width": 3, "dash": "solid" if index == 0 else "dash"},
+                "name": legend_name(
+                    f"{LAYER_KINDS.get(kind, kind)} layers ({count}): {ys[-1]:,} tokens kept"
+                ),
+                "hovertemplate": f"{label}: %{{y:,}} tokens kept at %{{x:,}}<extra></extra>",
+            }
+        )
+    total, naive = by_kind.total[-1], by_kind.naive[-1]
+    layout = {
+        "title": chart_title(
+            f"{name}: sliding layers keep at most {window:,} tokens",
+            f"At {longest:,} tokens the cache is {_gb(total)} per sequence, not {_gb(naive)}",
+        ),
+        "height": 460,
+        "xaxis": axis("Context (tokens)", rangemode="tozero"),
+        "yaxis": axis("Tokens kept per layer", rangemode="tozero"),
+    }
+    table = tuple(
+        {"context (tokens)": c}
+        | {f"tokens kept per {LAYER_KINDS.get(kind, kind)} layer": kept[c][kind] for kind in kinds}
+        | {f"cache, {label} (bytes)": by_kind.parts[label][i] for label in by_kind.parts}
+        | {
+            "cache total (bytes)": by_kind.total[i],
+            "if every layer kept every token (bytes)": by_kind.naive[i],
+        }
+        for i, c in enumerate(contexts)
+    )
+    counts = ", ".join(f"{by_kind.layers[labels[k]]} {LAYER_KINDS.get(k, k)}" for k in kinds)
+    alt = (
+        f"{name} has {counts} layers: a sliding-window layer keeps at most the last {window:,} tokens "
+        f"while a full-attention layer keeps them all, so at {longest:,} tokens one sequence's cache is "
+        f"{_gb(total)} instead of {_gb(naive)}."
+    )
+    caption = (
+        "Below the window every layer keeps every token; past it, sliding layers stop growing. Formulas "
+        "that multiply every layer by the whole context overstate the cache of such models."
+    )
+    return Diagram("sliding-window-cache", _finish(data, layout), alt, table, caption)
+
+
+# ---------------------------------------------------------------------------------------------
+# 15. Hybrid model cache
+# ---------------------------------------------------------------------------------------------
+
+
+# One letter per layer kind for the layer grid (a label beside the colour, not a number).
+KIND_LETTERS = {
+    "full": "A",
+    "sliding": "W",
+    "chunked": "C",
+    "mla": "L",
+    "linear": "Li",
+    "ssm": "S",
+    "recurrent": "R",
+    "shared": "=",
+    "none": "–",
+}
+
+
+def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_072) -> Diagram:
+    """The model's layers by kind (top) and the cache each kind keeps at ``context`` (bottom)."""
+    if isinstance(context, bool) or not isinstance(context, int) or context < 1:
+        raise ValueError(f"context must be a positive whole number, got {context!r}")
+    name, spec = _preset_spec(model)
+    kinds = spec.kinds()
+    order = list(dict.fromkeys(kinds))
+    if len(order) < 2:
+        raise ValueError(f"{name} has only one kind of layer; a hybrid mixes several")
+    by_kind = kv_cache_by_kind(spec, [context])
+    labels = dict(zip(order, by_kind.layers, strict=True))  # kind key -> kv_cache_by_kind label
+    light = [c for c in OKABE_ITO if _ink(c) != "white"]
+    colour = {kind: light[i % len(light)] for i, kind in enumerate(order)}
+    layers = spec.num_layers
+    columns = min(layers, 13)
+    rows = math.ceil(layers / columns)
+    z: list[list[float | None]] = [[None] * columns for _ in range(rows)]
+    text = [[""] * columns for _ in range(rows)]
+    hover = [[""] * columns for _ in range(rows)]
+    for i, kind in enumerate(kinds):
+        r, c = divmod(i, columns)
+        z[r][c] = float(order.index(kind))
+        text[r][c] = KIND_LETTERS.get(kind, "?")
+        hover[r][c] = f"Layer {i}: {LAYER_KINDS.get(kind, kind)}"
+    scale: list[list[Any]] = []
+    for i, kind in enumerate(order):
+        scale += [[i / len(order), colour[kind]], [(i + 1) / len(order), colour[kind]]]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "heatmap",
+            "xaxis": "x",
+            "yaxis": "y",
+            "x": list(range(columns)),
+            "y": list(range(rows)),
+            "z": z,
+            "zmin": -0.5,
+            "zmax": len(order) - 0.5,
+            "colorscale": scale,
+            "showscale": False,
+            "xgap": 2,
+            "ygap": 2,
+            "text": text,
+            "texttemplate": "%{text}",
+            "textfont": {"size": LABEL_FONT_PX, "color": LABEL_BOX_TEXT},
+            "hovertext": hover,
+            "hoverinfo": "text",
+            "showlegend": False,
+            "name": "layers",
+        }
+    ]
+    bar_labels = [
+        f"{KIND_LETTERS.get(kind, '?')}: {by_kind.layers[labels[kind]]} {LAYER_KINDS.get(kind, kind)}"
+        for kind in order
+    ]
+    values = [by_kind.parts[labels[kind]][0] for kind in order]
+    naive_label = f"all {layers} as full attention"
+    data.append(
+        {
+            "type": "bar",
+            "xaxis": "x2",
+            "yaxis": "y2",
+            "x": [wrap(b, 12) for b in bar_labels] + [wrap(naive_label, 12)],
+            "y": [v / GB for v in values] + [by_kind.naive[0] / GB],
+            "marker": {
+                "color": [colour[k] for k in order] + [EMPTY_COLOUR],
+                "line": {"color": OUTLINE, "width": 1},
+            },
+            "text": [_gb(v) if v else "none" for v in values] + [_gb(by_kind.naive[0])],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "showlegend": False,
+            "name": "cache",
+            "hovertemplate": "%{x}: %{y:,.3f} GB<extra></extra>",
+        }
+    )
+    total = by_kind.total[0]
+    layout = {
+        "title": chart_title(
+            f"{name}: {_gb(total)} of cache at {context:,} tokens",
+            f"not {_gb(by_kind.naive[0])}: only {sum(1 for k in kinds if k in ('full', 'mla'))} of {layers} "
+            "layers keep every token",
+        ),
+        "height": 520,
+        "showlegend": False,
+        "xaxis": _hidden(-0.5, columns - 0.5, anchor="y"),
+        "yaxis": _hidden(rows - 0.5, -0.5, domain=[0.62, 1.0], anchor="x"),
+        "xaxis2": axis("", anchor="y2", tickangle=0),
+        "yaxis2": axis(
+            "Cache per sequence (GB)", domain=[0.0, 0.5], anchor="x2", range=[0, by_kind.naive[0] / GB * 1.25]
+        ),
+        "annotations": [
+            {
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": 0.6,
+                "yanchor": "top",
+                "xanchor": "left",
+                "showarrow": False,
+                "text": f"Layers 0–{layers - 1} in order, lettered by kind",
+            }
+        ],
+    }
+    table = (
+        *tuple(
+            {
+                "layer kind": LAYER_KINDS.get(kind, kind),
+                "layers": by_kind.layers[labels[kind]],
+                f"cache at {context:,} tokens (bytes)": by_kind.parts[labels[kind]][0],
+            }
+            for kind in order
+        ),
+        {
+            "layer kind": "all layers as full attention",
+            "layers": layers,
+            f"cache at {context:,} tokens (bytes)": by_kind.naive[0],
+        },
+    )
+    counts = ", ".join(f"{by_kind.layers[labels[k]]} {LAYER_KINDS.get(k, k)}" for k in order)
+    alt = (
+        f"{name} has {layers} layers: {counts}. At {context:,} tokens one sequence's cache is {_gb(total)}, "
+        f"against {_gb(by_kind.naive[0])} if every layer were full attention; the fixed-state layers keep "
+        f"{_gb(spec.state_bytes())} whatever the context."
+    )
+    caption = (
+        "Letters name each layer's kind. Only the attention layers grow with the context; state-space "
+        "layers keep a fixed-size state and MLP-only layers keep nothing, so a hybrid's cache is a "
+        "fraction of a transformer's of the same depth."
+    )
+    return Diagram("hybrid-cache", _finish(data, layout), alt, table, caption)
+
+
+DIAGRAMS = {
+    "kv-cache-growth": kv_cache_growth,
+    "paged-kv": paged_kv,
+    "gqa-sharing": gqa_sharing,
+    "flash-attention": flash_attention,
+    "pipeline-bubble": pipeline_bubble,
+    "zero-stages": zero_stages,
+    "moe-routing": moe_routing,
+    "compute-comm-overlap": compute_comm_overlap,
+    "batching-tpot": batching_tpot,
+    "parallelism-3d": parallelism_3d,
+    "tp-pp-dp-splits": tp_pp_dp_splits,
+    "ring-all-reduce": ring_all_reduce,
+    "prefill-vs-decode": prefill_vs_decode,
+    "sliding-window-cache": sliding_window_cache,
+    "hybrid-cache": hybrid_cache,
+}
