@@ -55,3 +55,23 @@ def test_no_serious_accessibility_violation_on_any_page(app_url, browser, scheme
     named = [t for a, t in titles.items() if a and not a.startswith(("lessons?", "glossary?", "roofline?"))]
     assert all(t.endswith("· GPU Field Guide") and len(t) > len("· GPU Field Guide") for t in named), titles
     assert len(set(named)) == len(named)
+
+
+FOCUSED = """() => { const e = document.activeElement; const ring = e.closest('label') || e;
+  const s = getComputedStyle(ring); const t = getComputedStyle(e);
+  return {tag: e.tagName, type: e.getAttribute('type') || '', ring: s.outlineStyle !== 'none'
+    && parseFloat(s.outlineWidth) >= 2 || t.boxShadow !== 'none' && t.outlineStyle !== 'none'} }"""
+
+
+def test_keyboard_focus_is_visible_on_links_radios_and_switches(app_url, page):
+    page.goto(f"{app_url}/lessons?lesson=gpu-basics&step=1", wait_until="domcontentloaded")
+    page.wait_for_function(FINISHED, timeout=60_000)
+    page.wait_for_timeout(800)
+    kinds = set()
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED)
+        if focused["tag"] in ("A", "BUTTON") or focused["type"] in ("radio", "checkbox"):
+            assert focused["ring"], focused
+            kinds.add(focused["type"] or focused["tag"])
+    assert {"A", "radio", "checkbox"} <= kinds, kinds
