@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from simulators.families.common import kinds_list
 from simulators.model_config import _fail, _Reader
 
 # ---------------------------------------------------------------------------------------------
@@ -42,25 +43,12 @@ def _refuse_sliding(r: _Reader) -> None:
             )
 
 
-def _str_list(r: _Reader, field: str, layers: int, allowed: tuple[str, ...]) -> list[str] | None:
-    """A per-layer list of kinds (``None`` when absent), every entry one of ``allowed``."""
-    values = r.config.get(field)
-    if values is None:
-        return None
-    if not isinstance(values, list) or len(values) != layers:
-        raise _fail(field, f"must be a list with one entry per layer ({layers})")
-    unknown = sorted({str(v) for v in values} - set(allowed))
-    if unknown:
-        raise _fail(field, f"kinds {', '.join(unknown)} are not modelled (only {', '.join(allowed)})")
-    return [str(v) for v in values]
-
-
 def _moe_layers_from_types(
     r: _Reader, layers: int, first_dense_default: int, *, with_freq: bool
 ) -> tuple[int, ...]:
     """MoE layers from ``mlp_layer_types`` ("dense"/"sparse"), or from the legacy
     ``first_k_dense_replace`` (and, where the config class reads it, ``moe_layer_freq``)."""
-    kinds = _str_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
+    kinds = kinds_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
     if kinds is not None:
         return tuple(i for i, k in enumerate(kinds) if k == "sparse")
     first = r.int("first_k_dense_replace", limit_key="num_layers", default=first_dense_default, minimum=0)
@@ -204,7 +192,7 @@ def _dsa(r: _Reader, family: str, name: str, indexed: list[bool]) -> dict[str, A
     kw = _core(r, family, name)
     layers, h = kw["num_layers"], kw["hidden_size"]
     # Every layer must be a DSA layer: its cache layer is then DynamicIndexedLayer.
-    _str_list(r, "layer_types", layers, ("indexed_attention",))
+    kinds_list(r, "layer_types", layers, ("indexed_attention",))
     mla = _mla_fields(r, _required_lora(r, "q_lora_rank"))
     index_dim = r.int("index_head_dim", limit_key="head_dim")
     index_heads = r.int("index_n_heads", limit_key="num_heads")
@@ -247,7 +235,7 @@ def read_glm_moe_dsa(r: _Reader, cfg: dict, family: str, name: str) -> dict[str,
     index_skip_topk_offset, as GlmMoeDsaConfig.__post_init__ derives it."""
     r = _with_defaults(cfg, _GLM_MOE_DSA_DEFAULTS)
     layers = r.int("num_hidden_layers", limit_key="num_layers")
-    kinds = _str_list(r, "indexer_types", layers, ("full", "shared"))
+    kinds = kinds_list(r, "indexer_types", layers, ("full", "shared"))
     if kinds is None:
         pattern = r.config.get("index_topk_pattern")
         if pattern is not None:
@@ -343,7 +331,7 @@ def read_axk2(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     _refuse_sliding(r)
     kw = _core(r, family, name)
     layers, h, heads = kw["num_layers"], kw["hidden_size"], kw["num_heads"]
-    _str_list(r, "layer_types", layers, ("indexed_attention",))
+    kinds_list(r, "layer_types", layers, ("indexed_attention",))
     mla = _mla_fields(r, _required_lora(r, "q_lora_rank"))
     q_lora, kv_lora = mla["q_lora_rank"], mla["kv_lora_rank"]
     nope, rope, v = mla["qk_nope_head_dim"], mla["qk_rope_head_dim"], mla["v_head_dim"]
@@ -547,7 +535,7 @@ def read_dots1(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
                 )
     kw |= _deepseek_moe(r, moe_layers)
     window = r.int("sliding_window", limit_key="sliding_window", default=0, minimum=0)
-    types = _str_list(r, "layer_types", layers, ("full_attention", "sliding_attention"))
+    types = kinds_list(r, "layer_types", layers, ("full_attention", "sliding_attention"))
     if types is None:
         first_sliding = r.int("max_window_layers", limit_key="num_layers", minimum=0)
         types = [
@@ -666,7 +654,7 @@ def _dots3_layer_types(r: _Reader, layers: int) -> list[str]:
     use_dsa = r.config.get("use_dsa", None if "per_layer_config" in r.config else True)
     if use_dsa is not None and not isinstance(use_dsa, bool):
         raise _fail("use_dsa", f"must be true or false, got {use_dsa!r}")
-    types = _str_list(r, "layer_types", layers, ("indexed_attention", "full_attention", "sliding_attention"))
+    types = kinds_list(r, "layer_types", layers, ("indexed_attention", "full_attention", "sliding_attention"))
     if types is None:
         use_sliding = r.bool("use_sliding_window", default=True)
         full = "full_attention" if use_dsa is False else "indexed_attention"
@@ -798,7 +786,7 @@ def read_dots3_note_text(r: _Reader, cfg: dict, family: str, name: str) -> dict[
 
 
 def _dots3_moe_layers(r: _Reader, layers: int) -> tuple[int, ...]:
-    kinds = _str_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
+    kinds = kinds_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
     if kinds is not None:
         return tuple(i for i, k in enumerate(kinds) if k == "sparse")
     first = r.int("first_k_dense_replace", limit_key="num_layers", default=1, minimum=0)
@@ -861,7 +849,7 @@ def read_inkling_text(r: _Reader, cfg: dict, family: str, name: str) -> dict[str
     r = _with_defaults(cfg, _INKLING_DEFAULTS)
     kw = _core(r, family, name)
     layers, h = kw["num_layers"], kw["hidden_size"]
-    types = _str_list(r, "layer_types", layers, ("hybrid", "hybrid_sliding"))
+    types = kinds_list(r, "layer_types", layers, ("hybrid", "hybrid_sliding"))
     if types is None:
         local = r.config.get("local_layer_ids")
         if local is None:
@@ -871,7 +859,7 @@ def read_inkling_text(r: _Reader, cfg: dict, family: str, name: str) -> dict[str
         else:
             raise _fail("local_layer_ids", "must be a list of layer indices")
         types = ["hybrid_sliding" if i in local_set else "hybrid" for i in range(layers)]
-    kinds = _str_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
+    kinds = kinds_list(r, "mlp_layer_types", layers, ("dense", "sparse"))
     if kinds is None:
         dense = r.int("dense_mlp_idx", limit_key="num_layers", default=0, minimum=0)
         kinds = ["dense" if i < dense else "sparse" for i in range(layers)]

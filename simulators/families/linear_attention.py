@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulators.families.common import CONV_STATE_BYTES, LEGACY_LAYER_TYPES, attention_params, kinds_list
 from simulators.model_config import _fail, _Reader, _sparse_layers
 
-CONV_STATE_BYTES = 2  # the convolution state has the activations' dtype (bf16)
 DELTA_STATE_BYTES = 4  # the gated delta rule (GDN and KDA) returns its recurrent state in float32
 LIGHTNING_STATE_BYTES = 2  # MiniMax's K^T V state is accumulated in the activations' dtype (bf16)
 
 # transformers' remap of legacy layer-type names (configuration_utils._LEGACY_LAYER_TYPE_REMAP)
-_LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -38,37 +37,10 @@ def _int(r: _Reader, defaults: dict[str, int], name: str, *alts: str, limit: str
     return r.int(name, *alts, limit_key=limit, default=defaults.get(name), minimum=minimum)
 
 
-def _layer_types(
-    r: _Reader, layers: int, default: list[str], allowed: frozenset[str], field: str = "layer_types"
-) -> list[str]:
-    """Per-layer token mixers from ``layer_types`` (legacy names remapped), else ``default``."""
-    kinds = r.config.get(field)
-    if kinds is None:
-        return default
-    if not isinstance(kinds, list) or len(kinds) != layers:
-        raise _fail(field, f"must be a list with one entry per layer ({layers})")
-    kinds = [_LEGACY_LAYER_TYPES.get(k, k) if isinstance(k, str) else k for k in kinds]
-    unknown = sorted({str(k) for k in kinds} - allowed)
-    if unknown:
-        raise _fail(
-            field,
-            f"layers of kind {', '.join(unknown)} are not modelled here (only {', '.join(sorted(allowed))})",
-        )
-    return kinds
-
-
 def _interval_types(r: _Reader, layers: int) -> list[str]:
     """Qwen3-Next / Qwen3.5: every ``full_attention_interval``-th layer (default 4) is full attention."""
     interval = r.int("full_attention_interval", limit_key="num_layers", default=4)
     return ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(layers)]
-
-
-def _gqa(hidden: int, heads: int, kv_heads: int, head_dim: int, *, bias: bool, gate: bool = False) -> int:
-    """q, k, v, o projections (each with a bias when ``bias``); ``gate`` doubles q_proj (the
-    per-channel output gate of Qwen3-Next's attention)."""
-    q, kv = heads * head_dim * (2 if gate else 1), kv_heads * head_dim
-    params = hidden * q + 2 * hidden * kv + heads * head_dim * hidden
-    return params + ((q + 2 * kv + hidden) if bias else 0)
 
 
 def _gated_deltanet(r: _Reader, defaults: dict[str, int], hidden: int) -> tuple[int, int]:
@@ -252,10 +224,15 @@ def read_qwen3_next(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, 
     )
     head_dim = head_dim or hidden // heads
     bias = r.bool("attention_bias", default=False)
-    kinds = _layer_types(r, layers, _interval_types(r, layers), _QWEN_KINDS)
+    kinds = kinds_list(
+        r, "layer_types", layers, _QWEN_KINDS, default=_interval_types(r, layers), remap=LEGACY_LAYER_TYPES
+    )
 
     linear = _gated_deltanet(r, d, hidden)
-    full = _gqa(hidden, heads, kv_heads, head_dim, bias=bias, gate=True) + 2 * head_dim  # + q/k norms
+    full = (
+        attention_params(hidden, heads, kv_heads, head_dim, qkv_bias=bias, o_bias=bias, q_gate=True)
+        + 2 * head_dim
+    )  # + q/k norms
     kw: dict[str, Any] = {
         "family": family,
         "name": name,
@@ -345,7 +322,7 @@ def read_olmo_hybrid(r: _Reader, cfg: dict, family: str, name: str) -> dict[str,
     default_kinds = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(layers)]
     if "full_attention" not in default_kinds:
         default_kinds[-1] = "full_attention"
-    kinds = _layer_types(r, layers, default_kinds, _QWEN_KINDS)
+    kinds = kinds_list(r, "layer_types", layers, _QWEN_KINDS, default=default_kinds, remap=LEGACY_LAYER_TYPES)
     if "linear_attention" not in kinds or "full_attention" not in kinds:
         raise _fail("layer_types", "OLMo Hybrid needs at least one linear and one full attention layer")
     d["linear_num_key_heads"] = r.int("linear_num_key_heads", limit_key="num_heads", default=heads)
@@ -357,7 +334,10 @@ def read_olmo_hybrid(r: _Reader, cfg: dict, family: str, name: str) -> dict[str,
     bias = r.bool("attention_bias", default=False)
 
     linear = _gated_deltanet(r, d, hidden)
-    full = _gqa(hidden, heads, kv_heads, head_dim, bias=bias) + (heads + kv_heads) * head_dim  # + q/k norms
+    full = (
+        attention_params(hidden, heads, kv_heads, head_dim, qkv_bias=bias, o_bias=bias)
+        + (heads + kv_heads) * head_dim
+    )  # + q/k norms
     return {
         "family": family,
         "name": name,
@@ -479,7 +459,7 @@ def read_kda_mla(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any
         ]
         q_lora = 0  # BailingHybridAttention always has a plain q_proj
         first_dense = _int(r, d, "first_k_dense_replace", limit="num_layers", minimum=0)
-    kinds = _layer_types(r, layers, default_kinds, _QWEN_KINDS)
+    kinds = kinds_list(r, "layer_types", layers, _QWEN_KINDS, default=default_kinds, remap=LEGACY_LAYER_TYPES)
 
     linear = _kda(hidden, lin_heads, lin_dim, kernel, low_rank_gates=kimi)
     full = _mla(hidden, heads, q_lora, kv_lora, nope, rope, v_dim, bias=bias, head_gate=not kimi)
@@ -585,7 +565,7 @@ def read_minimax(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any
             "layer_types is given) while the original code follows it: give layer_types",
         )
     default_kinds = ["full_attention" if (i + 1) % 2 else "linear_attention" for i in range(layers)]
-    kinds = _layer_types(r, layers, default_kinds, _QWEN_KINDS)
+    kinds = kinds_list(r, "layer_types", layers, _QWEN_KINDS, default=default_kinds, remap=LEGACY_LAYER_TYPES)
     inner = _int(r, d, "intermediate_size", limit="intermediate_size")
     experts = _int(r, d, "num_local_experts", "num_experts", limit="num_experts")
     top_k = _int(r, d, "num_experts_per_tok", limit="experts_per_token")
@@ -595,7 +575,7 @@ def read_minimax(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any
     width = heads * head_dim
     lightning = hidden * 3 * width + 2 * width * hidden + width  # qkv_proj, output_gate, out_proj; norm
     state = heads * head_dim * head_dim * LIGHTNING_STATE_BYTES
-    full = _gqa(hidden, heads, kv_heads, head_dim, bias=False)
+    full = attention_params(hidden, heads, kv_heads, head_dim)
     return {
         "family": family,
         "name": name,
@@ -682,7 +662,7 @@ def read_minimax_m3(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, 
                 "sparse_attention_config.sparse_attention_freq", f"must have one entry per layer ({layers})"
             )
         default_kinds = ["minimax_m3_sparse" if f else "full_attention" for f in freq]
-    kinds = _layer_types(r, layers, default_kinds, _M3_KINDS)
+    kinds = kinds_list(r, "layer_types", layers, _M3_KINDS, default=default_kinds, remap=LEGACY_LAYER_TYPES)
 
     moe_freq = cfg.get("moe_layer_freq")
     mlp_kinds = cfg.get("mlp_layer_types")
@@ -693,7 +673,7 @@ def read_minimax_m3(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, 
     else:
         moe_layers = _sparse_layers(r, layers, 0)  # default: every layer sparse
 
-    full = _gqa(hidden, heads, kv_heads, head_dim, bias=False) + 2 * head_dim  # + q/k norms
+    full = attention_params(hidden, heads, kv_heads, head_dim) + 2 * head_dim  # + q/k norms
     indexer = hidden * index_heads * index_dim + hidden * index_dim + 2 * index_dim
     sparse = [k == "minimax_m3_sparse" for k in kinds]
     kv = 2 * kv_heads * head_dim

@@ -14,28 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulators.families.common import kinds_list
 from simulators.model_config import _LIMITS, _fail, _read_standard, _Reader, _sparse_layers
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def _str_list(r: _Reader, name: str, layers: int, allowed: tuple[str, ...], default: list[str]) -> list[str]:
-    """A list of one string per layer out of ``allowed``; ``default`` when absent or null."""
-    values = r.config.get(name)
-    if values is None:
-        return list(default)
-    if not isinstance(values, list) or len(values) != layers:
-        raise _fail(name, f"must be a list with one entry per layer ({layers})")
-    unknown = sorted({str(v) for v in values} - set(allowed))
-    if unknown:
-        raise _fail(
-            name,
-            f"layers of kind {', '.join(unknown)} are not modelled (only {', '.join(allowed)}): "
-            "refused rather than sized as something else",
-        )
-    return [str(v) for v in values]
 
 
 def _positive_list(r: _Reader, name: str, layers: int, limit_key: str) -> list[int]:
@@ -176,7 +160,9 @@ def read_gemma4(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]
         window = window // 2 + 1  # Gemma4TextConfig.__post_init__: exclusive bounds both ways
 
     default_types = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(layers)]
-    layer_types = _str_list(r, "layer_types", layers, ("sliding_attention", "full_attention"), default_types)
+    layer_types = kinds_list(
+        r, "layer_types", layers, ("sliding_attention", "full_attention"), default=default_types
+    )
     layer_types[-1] = "full_attention"  # the config class forces the last layer to full attention
     dims, kvs = _gemma4_per_layer(r, layer_types, head_dim, kv_heads, k_eq_v)
     shared = _kv_sharing(r, layer_types, layers, default=0)
@@ -305,7 +291,9 @@ def read_gemma3n(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any
         widths = [r.int("intermediate_size", limit_key="intermediate_size", default=16_384)] * layers
 
     default_types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(layers)]
-    layer_types = _str_list(r, "layer_types", layers, ("sliding_attention", "full_attention"), default_types)
+    layer_types = kinds_list(
+        r, "layer_types", layers, ("sliding_attention", "full_attention"), default=default_types
+    )
     window = _window(r, 512)
     shared = _kv_sharing(r, layer_types, layers, default=15)
 
@@ -423,7 +411,9 @@ def read_llama4_text(r: _Reader, cfg: dict, family: str, name: str) -> dict[str,
         default_types = ["chunked_attention" if flag else "full_attention" for flag in no_rope[:layers]]
     else:
         default_types = []
-    layer_types = _str_list(r, "layer_types", layers, ("chunked_attention", "full_attention"), default_types)
+    layer_types = kinds_list(
+        r, "layer_types", layers, ("chunked_attention", "full_attention"), default=default_types
+    )
     kinds = tuple("chunked" if t == "chunked_attention" else "full" for t in layer_types)
     kw: dict[str, Any] = {
         "family": family,
@@ -558,8 +548,8 @@ def read_laguna(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]
         params += hidden * (q_heads if per_head else q_out)  # g_proj
         attention.append(params)
 
-    layer_types = _str_list(
-        r, "layer_types", layers, ("full_attention", "sliding_attention"), ["full_attention"] * layers
+    layer_types = kinds_list(
+        r, "layer_types", layers, ("full_attention", "sliding_attention"), default=["full_attention"] * layers
     )
     sliding = tuple(i for i, t in enumerate(layer_types) if t == "sliding_attention")
     experts = r.int("num_experts", limit_key="num_experts", default=256)
@@ -631,7 +621,9 @@ def read_mimo_v2_flash(r: _Reader, cfg: dict, family: str, name: str) -> dict[st
     default_types = [
         "full_attention" if (i == 0 or not (i + 1) % 6) else "sliding_attention" for i in range(layers)
     ]
-    layer_types = _str_list(r, "layer_types", layers, ("full_attention", "sliding_attention"), default_types)
+    layer_types = kinds_list(
+        r, "layer_types", layers, ("full_attention", "sliding_attention"), default=default_types
+    )
     attention, kv_elements, layer_kv = [], [], []
     for i, kind in enumerate(layer_types):
         swa = kind == "sliding_attention"
@@ -717,15 +709,9 @@ def read_hy_v4(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
         raise _fail("index_head_dim", f"{index_dim} is smaller than qk_rope_head_dim ({rope})")
 
     # "deepseek_sparse_attention" is the legacy name transformers maps to "indexed_attention".
-    _str_list(
-        r,
-        "layer_types",
-        layers,
-        ("indexed_attention", "deepseek_sparse_attention"),
-        ["indexed_attention"] * layers,
-    )
+    kinds_list(r, "layer_types", layers, ("indexed_attention", "deepseek_sparse_attention"))
     default_indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(layers)]
-    indexers = _str_list(r, "indexer_types", layers, ("full", "shared"), default_indexers)
+    indexers = kinds_list(r, "indexer_types", layers, ("full", "shared"), default=default_indexers)
     if indexers[0] == "shared":
         raise _fail("indexer_types", "the first layer has no earlier indexer to share")
 

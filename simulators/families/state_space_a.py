@@ -13,28 +13,25 @@ one counter, ``_mamba2_mixer``.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from simulators.families.common import (
+    CONV_STATE_BYTES,
+    LEGACY_LAYER_TYPES,
+    SSM_STATE_BYTES,
+    attention_params,
+    dt_rank,
+    kinds_list,
+    mamba1_mixer_params,
+)
 from simulators.model_config import _LIMITS, _fail, _Reader
 
-CONV_STATE_BYTES = 2  # the convolution state has the activations' dtype (bf16)
-SSM_STATE_BYTES = 4  # the SSM state comes out of the scan in float32
-
 # transformers' remap of legacy layer-type names (configuration_utils._LEGACY_LAYER_TYPE_REMAP)
-_LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
 
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def _attention(hidden: int, heads: int, kv_heads: int, head_dim: int, bias: bool) -> int:
-    """q, k, v and o projections (all with a bias when ``bias``)."""
-    q, kv = heads * head_dim, kv_heads * head_dim
-    params = 2 * hidden * q + 2 * hidden * kv
-    return params + ((q + 2 * kv + hidden) if bias else 0)
 
 
 def _mamba2_mixer(
@@ -86,29 +83,6 @@ def _auto_head_dim(r: _Reader, name: str, inner: int, heads: int) -> int:
     return r.int(name, limit_key="head_dim")
 
 
-def _layer_types(
-    r: _Reader, names: tuple[str, ...], layers: int | None, allowed: set[str]
-) -> list[str] | None:
-    """A per-layer list of layer kinds under one of ``names`` (legacy "mamba"/"attention" remapped
-    as transformers does), or None when absent. ``layers``: the length it must have (None: any)."""
-    name = r.present(*names)
-    if name is None:
-        return None
-    values = r.config[name]
-    if not isinstance(values, list) or not values or (layers is not None and len(values) != layers):
-        want = f" ({layers})" if layers is not None else ""
-        raise _fail(name, f"must be a list with one entry per layer{want}")
-    kinds = [_LEGACY_LAYER_TYPES.get(str(v), str(v)) for v in values]
-    unknown = sorted(set(kinds) - allowed)
-    if unknown:
-        raise _fail(
-            name,
-            f"layers of kind {', '.join(unknown)} are not modelled (only {', '.join(sorted(allowed))}): "
-            "refused rather than sized as something else",
-        )
-    return kinds
-
-
 def _hybrid_attention(
     r: _Reader, heads_default: int, kv_default: int | None, head_dim_default: int = 0
 ) -> tuple[int, int, int]:
@@ -152,19 +126,13 @@ def read_mamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
             "intermediate_size",
             f"{given} differs from expand x hidden_size = {inner}, which transformers builds instead",
         )
-    if cfg.get("time_step_rank", "auto") == "auto":
-        rank = math.ceil(hidden / 16)  # MambaConfig's "auto"
-    else:
-        rank = r.int("time_step_rank", limit_key="hidden_size")
+    rank = dt_rank(r, "time_step_rank", hidden, null_is_auto=False)  # MambaConfig's "auto"
     use_bias = r.bool("use_bias", default=False)
     conv_bias = r.bool("use_conv_bias", default=True)
 
-    mixer = hidden * 2 * inner + (2 * inner if use_bias else 0)  # in_proj: x and gate
-    mixer += inner * conv_kernel + (inner if conv_bias else 0)  # depthwise conv1d
-    mixer += inner * (rank + 2 * state)  # x_proj: dt (low rank), B, C
-    mixer += rank * inner + inner  # dt_proj with bias
-    mixer += inner * state + inner  # A_log, D
-    mixer += inner * hidden + (hidden if use_bias else 0)  # out_proj
+    mixer = mamba1_mixer_params(
+        hidden, inner, conv_kernel, state, rank, conv_bias=conv_bias, proj_bias=use_bias
+    )
     # Cache: conv state inner x conv_kernel (bf16), SSM state inner x state (float32).
     state_bytes = inner * conv_kernel * CONV_STATE_BYTES + inner * state * SSM_STATE_BYTES
     return {
@@ -280,8 +248,12 @@ def read_bamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     ):
         raise _fail("attn_layer_indices", "must be a list of layer indices")
     kinds = ["full" if i in indices else "ssm" for i in range(layers)]
-    given = _layer_types(
-        r, ("layers_block_type", "layer_types"), layers, {"linear_attention", "full_attention"}
+    given = kinds_list(
+        r,
+        ("layers_block_type", "layer_types"),
+        layers,
+        {"linear_attention", "full_attention"},
+        remap=LEGACY_LAYER_TYPES,
     )
     if given is not None and [k == "full_attention" for k in given] != [k == "full" for k in kinds]:
         raise _fail(
@@ -302,7 +274,10 @@ def read_bamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
         in_bias=r.bool("mamba_proj_bias", default=False),
         out_bias=r.bool("mamba_proj_bias", default=False),
     )
-    attention = _attention(hidden, heads, kv_heads, head_dim, r.bool("attention_bias", default=False))
+    attention_bias = r.bool("attention_bias", default=False)
+    attention = attention_params(
+        hidden, heads, kv_heads, head_dim, qkv_bias=attention_bias, o_bias=attention_bias
+    )
     return _hybrid_spec(family, name, hidden, kinds, heads, kv_heads, head_dim, mixer, attention) | {
         "intermediate_size": r.int("intermediate_size", limit_key="intermediate_size", default=14336),
         "vocab_size": r.int("vocab_size", limit_key="vocab_size", default=128000),
@@ -341,7 +316,10 @@ def read_falcon_h1(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, A
         out_bias=r.bool("projectors_bias", default=False),
         gated_norm=r.bool("mamba_rms_norm", default=False),
     )
-    attention = _attention(hidden, heads, kv_heads, head_dim, r.bool("attention_bias", default=False))
+    attention_bias = r.bool("attention_bias", default=False)
+    attention = attention_params(
+        hidden, heads, kv_heads, head_dim, qkv_bias=attention_bias, o_bias=attention_bias
+    )
     return {
         "family": family,
         "name": name,
@@ -373,8 +351,12 @@ def read_granitemoehybrid(r: _Reader, cfg: dict, family: str, name: str) -> dict
     """
     hidden = r.int("hidden_size", limit_key="hidden_size", default=4096)
     layers = r.int("num_hidden_layers", limit_key="num_layers", default=32)
-    types = _layer_types(
-        r, ("layer_types", "layers_block_type"), layers, {"linear_attention", "full_attention"}
+    types = kinds_list(
+        r,
+        ("layer_types", "layers_block_type"),
+        layers,
+        {"linear_attention", "full_attention"},
+        remap=LEGACY_LAYER_TYPES,
     )
     kinds = ["ssm" if t == "linear_attention" else "full" for t in types or ["linear_attention"] * layers]
     heads, kv_heads, head_dim = _hybrid_attention(r, 32, None)
@@ -392,7 +374,10 @@ def read_granitemoehybrid(r: _Reader, cfg: dict, family: str, name: str) -> dict
         in_bias=r.bool("mamba_proj_bias", default=False),
         out_bias=r.bool("mamba_proj_bias", default=False),
     )
-    attention = _attention(hidden, heads, kv_heads, head_dim, r.bool("attention_bias", default=False))
+    attention_bias = r.bool("attention_bias", default=False)
+    attention = attention_params(
+        hidden, heads, kv_heads, head_dim, qkv_bias=attention_bias, o_bias=attention_bias
+    )
     spec = _hybrid_spec(family, name, hidden, kinds, heads, kv_heads, head_dim, mixer, attention)
     shared = r.int(
         "shared_intermediate_size", limit_key="shared_expert_intermediate_size", default=1024, minimum=0
@@ -435,7 +420,7 @@ def read_nemotron_h(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, 
     ignored, as in NemotronHConfig. Multi-token-prediction layers are not built by transformers.
     """
     allowed = set(_NEMOTRON_PATTERN.values())
-    types = _layer_types(r, ("layers_block_type", "layer_types"), None, allowed)
+    types = kinds_list(r, ("layers_block_type", "layer_types"), None, allowed, remap=LEGACY_LAYER_TYPES)
     if types is None:
         pattern = cfg.get("hybrid_override_pattern")
         if pattern is None:
@@ -478,7 +463,7 @@ def read_nemotron_h(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, 
         field="mamba_num_heads",
         groups_field=r.present("mamba_n_groups") or "n_groups",
     )
-    attention = _attention(hidden, heads, kv_heads, head_dim, False)
+    attention = attention_params(hidden, heads, kv_heads, head_dim)
 
     inner = r.int("intermediate_size", limit_key="intermediate_size", default=21504)
     mlp_bias = r.bool("mlp_bias", default=False)
@@ -573,7 +558,10 @@ def read_zaya(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
         raise _fail("num_key_value_heads", f"{heads} attention heads are not divisible by {kv_heads}")
     head_dim = r.int("head_dim", limit_key="head_dim", default=128)
     bias = r.bool("attention_bias", default=False)
-    types = _layer_types(r, ("layer_types",), layers, {"hybrid", "hybrid_sliding"}) or ["hybrid"] * layers
+    types = (
+        kinds_list(r, ("layer_types",), layers, {"hybrid", "hybrid_sliding"}, remap=LEGACY_LAYER_TYPES)
+        or ["hybrid"] * layers
+    )
     window = 0
     if "hybrid_sliding" in types:
         # A DynamicSlidingWindowLayer keeps the last (window - 1) tokens: a window of 1 keeps them all.

@@ -10,9 +10,9 @@ attention layers. ``layer_attention_params`` gives every layer's token-mixer par
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from simulators.families.common import attention_params, dt_rank, kinds_list, mamba1_mixer_params
 from simulators.model_config import _fail, _Reader
 
 BF16 = 2  # bytes of a bf16 number (the model's dtype: convolution windows, K/V)
@@ -39,21 +39,6 @@ def _kv_heads(r: _Reader, heads: int, default: int | None) -> int:
     return kv
 
 
-def _str_list(r: _Reader, name: str, layers: int, allowed: set[str], what: str) -> list[str]:
-    """A per-layer list of layer kinds, each one of ``allowed`` (others are refused, named)."""
-    values = r.config.get(name)
-    if not isinstance(values, list) or len(values) != layers:
-        raise _fail(name, f"must be a list with one entry per layer ({layers})")
-    unknown = sorted({str(v) for v in values} - allowed)
-    if unknown:
-        raise _fail(
-            name,
-            f"layers of kind {', '.join(unknown)} are not modelled ({what} knows "
-            f"{', '.join(sorted(allowed))}): refused rather than sized as another kind",
-        )
-    return [str(v) for v in values]
-
-
 def _number(r: _Reader, name: str, default: float | None) -> float | None:
     """A positive real-valued factor (absent: ``default``; null stays None)."""
     if name not in r.config:
@@ -64,36 +49,6 @@ def _number(r: _Reader, name: str, default: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
         raise _fail(name, f"must be a positive number, got {value!r}")
     return value
-
-
-def _dt_rank(r: _Reader, hidden: int) -> int:
-    """mamba_dt_rank: an integer, or "auto" (the default) = ceil(hidden_size / 16)."""
-    value = r.config.get("mamba_dt_rank", "auto")
-    if value == "auto" or value is None:
-        return math.ceil(hidden / 16)
-    return r.int("mamba_dt_rank", limit_key="hidden_size")
-
-
-def _attention(h_in: int, h_out: int, heads: int, kv: int, d: int, *, qkv_bias: bool, o_bias: bool) -> int:
-    """q, k, v (from an input of width h_in) and o (to h_out) projections."""
-    params = h_in * (heads + 2 * kv) * d + heads * d * h_out
-    if qkv_bias:
-        params += (heads + 2 * kv) * d
-    if o_bias:
-        params += h_out
-    return params
-
-
-def _mamba1(h: int, inner: int, conv: int, state: int, rank: int, *, conv_bias: bool, proj_bias: bool) -> int:
-    """A Mamba (v1) mixer: in_proj (h -> 2 inner), depthwise conv1d, x_proj (inner -> rank + 2 state),
-    dt_proj (rank -> inner, with bias), A_log (inner x state), D (inner), out_proj (inner -> h)."""
-    params = h * 2 * inner + (2 * inner if proj_bias else 0)
-    params += inner * conv + (inner if conv_bias else 0)
-    params += inner * (rank + 2 * state)
-    params += rank * inner + inner
-    params += inner * state + inner
-    params += inner * h + (h if proj_bias else 0)
-    return params
 
 
 def _common(r: _Reader, family: str, name: str) -> dict[str, Any]:
@@ -131,9 +86,7 @@ def _lfm_layers(
     (LinearAttentionLayer.conv_states); attention layers keep K and V (q/k RMSNorm over head_dim)."""
     kernel = r.int("conv_L_cache", limit_key="head_dim", default=7 if family == "lfm3" else 3)
     conv_bias = r.bool("conv_bias", default=False)
-    attention = _attention(
-        hidden, hidden, heads, kv, head_dim, qkv_bias=attention_bias, o_bias=attention_bias
-    )
+    attention = attention_params(hidden, heads, kv, head_dim, qkv_bias=attention_bias, o_bias=attention_bias)
     attention += 2 * head_dim  # q_layernorm / k_layernorm (q_norm / k_norm in LFM3)
     if gate:
         attention += hidden * heads  # LFM3's g_proj: a sigmoid output gate per head
@@ -173,7 +126,7 @@ def read_lfm2(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     kv = _kv_heads(r, heads, 8)
     head_dim = r.int("head_dim", limit_key="head_dim", default=hidden // heads)
     if r.present("layer_types"):
-        kinds = _str_list(r, "layer_types", layers, {"conv", "full_attention"}, "LFM2")
+        kinds = kinds_list(r, "layer_types", layers, {"conv", "full_attention"})
     else:
         idxs = r.config.get("full_attn_idxs")
         if idxs is None:
@@ -226,7 +179,7 @@ def read_lfm2_moe(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, An
         raise _fail(
             "layer_types", "is missing: LFM2-MoE needs the kind (conv / full_attention) of every layer"
         )
-    kinds = _str_list(r, "layer_types", layers, {"conv", "full_attention"}, "LFM2-MoE")
+    kinds = kinds_list(r, "layer_types", layers, {"conv", "full_attention"})
     inner = r.int("intermediate_size", limit_key="intermediate_size")
     experts = r.int("num_experts", limit_key="num_experts", default=32)
     top_k = r.int("num_experts_per_tok", limit_key="experts_per_token", default=4)
@@ -269,7 +222,7 @@ def read_lfm3(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     kv = _kv_heads(r, heads, 4)
     head_dim = r.int("head_dim", limit_key="head_dim", default=128)
     if r.present("layer_types"):
-        kinds = _str_list(r, "layer_types", layers, {"conv", "full_attention", "sliding_attention"}, "LFM3")
+        kinds = kinds_list(r, "layer_types", layers, {"conv", "full_attention", "sliding_attention"})
     else:
         kinds = [
             "full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0 else "conv"
@@ -350,8 +303,8 @@ def read_jamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     state = r.int("mamba_d_state", limit_key="head_dim", default=16)
     conv = r.int("mamba_d_conv", limit_key="head_dim", default=4)
     inner = r.int("mamba_expand", limit_key="head_dim", default=2) * hidden
-    rank = _dt_rank(r, hidden)
-    mamba = _mamba1(
+    rank = dt_rank(r, "mamba_dt_rank", hidden)
+    mamba = mamba1_mixer_params(
         hidden,
         inner,
         conv,
@@ -361,7 +314,7 @@ def read_jamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
         proj_bias=r.bool("mamba_proj_bias", default=False),
     )
     mamba += rank + 2 * state  # dt_layernorm, b_layernorm, c_layernorm
-    attention = _attention(hidden, hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False)
+    attention = attention_params(hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False)
 
     is_attention = [i % periods["attn_layer_period"] == periods["attn_layer_offset"] for i in range(layers)]
     moe = tuple(
@@ -409,7 +362,7 @@ def _zamba_block_types(r: _Reader, layers: int, default: list[str]) -> list[str]
                 f"({layers}): give layers_block_type",
             )
     else:
-        kinds = _str_list(r, name, layers, {"mamba", "linear_attention", "hybrid"}, "Zamba")
+        kinds = kinds_list(r, name, layers, {"mamba", "linear_attention", "hybrid"})
     return ["hybrid" if k == "hybrid" else "mamba" for k in kinds]
 
 
@@ -447,9 +400,9 @@ def read_zamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
     mamba_heads = r.int("n_mamba_heads", limit_key="num_heads", default=2)
     if inner % mamba_heads:
         raise _fail("n_mamba_heads", f"must divide mamba_expand x hidden_size ({inner})")
-    rank = _dt_rank(r, hidden)
+    rank = dt_rank(r, "mamba_dt_rank", hidden)
     # Per-head x_proj (rank + 2 state rows per head) and dt_proj add up to Mamba's shapes.
-    mamba = _mamba1(
+    mamba = mamba1_mixer_params(
         hidden,
         inner,
         conv,
@@ -458,7 +411,7 @@ def read_zamba(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]:
         conv_bias=r.bool("mamba_conv_bias", default=True),
         proj_bias=r.bool("mamba_proj_bias", default=False),
     )
-    shared = _attention(attn_hidden, hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False)
+    shared = attention_params(attn_hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False, out=hidden)
     tie = r.bool("tie_word_embeddings", default=True)
     hybrids = [i for i, k in enumerate(kinds) if k == "hybrid"]
     owners = set(hybrids[:1] if tie else hybrids)  # layers whose shared block is counted
@@ -551,7 +504,7 @@ def read_zamba2(r: _Reader, cfg: dict, family: str, name: str) -> dict[str, Any]
     attention_adapters = r.bool("use_shared_attention_adapter", default=False)
     tie = r.bool("tie_word_embeddings", default=True)
     hybrids = [i for i, k in enumerate(kinds) if k == "hybrid"]
-    attention = _attention(attn_hidden, hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False)
+    attention = attention_params(attn_hidden, heads, kv, head_dim, qkv_bias=False, o_bias=False, out=hidden)
     mixers = [mamba + (hidden * hidden if k == "hybrid" else 0) for k in kinds]
     widths = [0] * layers
     # Hybrid layer k runs block k % num_mem_blocks. transformers ties the blocks' copies only when
@@ -629,8 +582,8 @@ def read_recurrent_gemma(r: _Reader, cfg: dict, family: str, name: str) -> dict[
     if inner < 1:
         raise _fail("intermediate_size", "gives an MLP of width 0")
 
-    attention = _attention(
-        hidden, hidden, heads, kv, head_dim, qkv_bias=r.bool("attention_bias", default=False), o_bias=True
+    attention = attention_params(
+        hidden, heads, kv, head_dim, qkv_bias=r.bool("attention_bias", default=False), o_bias=True
     )
     recurrent = 2 * (hidden * lru + lru) + lru * hidden + hidden  # linear_y, linear_x, linear_out
     recurrent += lru * width + lru  # conv_1d
