@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
-from lessons.model import Question, grade
+from lessons.model import Question, grade, number_text
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ def tally(question: Question, counts: dict[str, int], *, bins_from: dict[str, in
     first vote and the revote share their rows (``rounds``)."""
     total = sum(counts.values())
     if not question.is_numeric:
-        labels = tuple(f"{chr(65 + i)}. {_plain(option.text)}" for i, option in enumerate(question.options))
+        labels = tuple(f"{chr(65 + i)}. {plain(option.text)}" for i, option in enumerate(question.options))
         votes = tuple(counts.get(str(i), 0) for i in range(len(question.options)))
         right = tuple(i == question.answer for i in range(len(question.options)))
         return Tally(labels, votes, right, total, votes[int(question.answer)] if votes else 0)
@@ -39,9 +38,9 @@ def tally(question: Question, counts: dict[str, int], *, bins_from: dict[str, in
     every = sorted({*mine, *(float(a) for a in (bins_from or {}) if _finite(a))})
     groups = _bins(every)
     labels = tuple(
-        _number(group[0], question.unit)
+        number_text(group[0], question.unit)
         if group[0] == group[-1]
-        else f"{_number(group[0], '')} – {_number(group[-1], question.unit)}"
+        else f"{number_text(group[0], '')} – {number_text(group[-1], question.unit)}"
         for group in groups
     )
     votes = tuple(sum(mine.get(v, 0) for v in group) for group in groups)
@@ -76,12 +75,14 @@ def _bins(values: list[float]) -> list[list[float]]:
     return [groups[k] for k in sorted(groups)]
 
 
-_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]]+))?\]\]")
+def plain(text: str) -> str:
+    """Glossary links as their words (the term's title where the link gives none): a radio or bar
+    label shows no links."""
+    from content import plain_terms
+    from glossary import terms_by_id
 
-
-def _plain(text: str) -> str:
-    """``[[term-id|words]]`` as its words (or the id's words): a bar label shows no links."""
-    return _LINK.sub(lambda m: m.group(2) or m.group(1).replace("-", " "), text)
+    known = terms_by_id()
+    return plain_terms(text, lambda i: known[i].title if i in known else None)
 
 
 def _finite(text: str) -> bool:
@@ -89,14 +90,3 @@ def _finite(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
-
-
-def _number(value: float, unit: str) -> str:
-    """As the lessons write numbers: three significant figures, thousands separated."""
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        text = f"{value:,.3g}"
-    elif abs(value) >= 100:
-        text = f"{value:,.0f}"
-    else:
-        text = f"{value:,.3g}"
-    return f"{text} {unit}" if unit and unit not in ("x", "count") else text

@@ -77,6 +77,14 @@ def link_terms(text: str, href_for_id, title_for_id) -> str:
     return TERM_LINK.sub(replace, text)
 
 
+def plain_terms(text: str, title_for_id) -> str:
+    """``[[id]]`` / ``[[id|text]]`` as their words (the label, else the term's title, else the id):
+    for places that show no links (a handout, a radio or bar label)."""
+    return TERM_LINK.sub(
+        lambda m: " ".join((m.group(2) or title_for_id(m.group(1)) or m.group(1)).split()), text
+    )
+
+
 _SENTENCE_START = re.compile(r"((^|\n)\s*([-*]\s+|\d+\.\s+)?|[.!?:]\s+|\*\*)$")
 
 

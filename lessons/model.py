@@ -150,6 +150,18 @@ def grade(question: Question, response: float | int | None) -> bool:
     return isinstance(response, int) and response == question.answer
 
 
+def number_text(value: float, unit: str) -> str:
+    """A number as the course writes it: three significant figures, thousands separated, its unit
+    after it (none for "x" or "count")."""
+    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+        text = f"{value:,.3g}"
+    elif abs(value) >= 100:
+        text = f"{value:,.0f}"
+    else:
+        text = f"{value:,.3g}"
+    return f"{text} {unit}" if unit and unit not in ("x", "count") else text
+
+
 def relative_error(question: Question, response: float) -> float:
     """How far off a numeric answer is, as a signed fraction of the right answer."""
     return (float(response) - question.answer) / question.answer if question.answer else math.inf

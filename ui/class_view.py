@@ -18,7 +18,7 @@ import streamlit as st
 
 from classroom import RoomError, Store, StoreUnavailable, course, normalise_code, open_store
 from classroom.store import CODE_LENGTH, default_url
-from classroom.tally import rounds, tally
+from classroom.tally import number_text, plain, rounds, tally
 from lessons import load_lessons
 from lessons.model import Question
 from ui.chart import show
@@ -305,16 +305,10 @@ def _results(
 
 def _reveal(question: Question) -> None:
     if question.is_numeric:
-        st.success(f"**The model's answer:** {_number(question.answer, question.unit)}")
+        st.success(f"**The model's answer:** {number_text(question.answer, question.unit)}")
     else:
         st.success(f"**The answer:** {term_markdown(question.options[int(question.answer)].text)}")
     st.markdown(term_markdown(question.explanation))
-
-
-def _number(value: float, unit: str) -> str:
-    from classroom.tally import _number as number_text
-
-    return number_text(value, unit)
 
 
 def _prompt(question: Question) -> None:
@@ -379,7 +373,7 @@ def _ballot(s: Store, room: Any, question: Question, voter: str, mine: str | Non
                 "Your answer",
                 range(len(question.options)),
                 index=None,
-                format_func=lambda i: f"{chr(65 + i)}. {_plain(question.options[i].text)}",
+                format_func=lambda i: f"{chr(65 + i)}. {plain(question.options[i].text)}",
                 key=key + "-c",
             )
         sent = st.form_submit_button("Vote", type="primary")
@@ -418,13 +412,6 @@ def _own_result(s: Store, room: Any, question: Question, voter: str) -> None:
 
 def _answer_text(question: Question, stored: str) -> str:
     if question.is_numeric:
-        return _number(float(stored), question.unit)
+        return number_text(float(stored), question.unit)
     index = int(stored)
-    return f"{chr(65 + index)}. {_plain(question.options[index].text)}"
-
-
-def _plain(text: str) -> str:
-    """Term links as their words (a radio label or a bar label shows no links)."""
-    from ui.lesson_view import _plain as plain
-
-    return plain(text)
+    return f"{chr(65 + index)}. {plain(question.options[index].text)}"

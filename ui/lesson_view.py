@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,12 +21,13 @@ from typing import Any
 
 import streamlit as st
 
-from content import load_page
+from content import load_page, plain_terms
 from content.pages import PAGES
 from content.schema import page_params
 from glossary import terms_by_id
 from lessons import Lesson, Outline, Question, Step, grade, load_lessons, outline, relative_error
 from lessons import progress as course
+from lessons.model import number_text
 from ui.browser import browser_link
 from ui.controls import term_markdown
 from ui.presenter import is_presenting
@@ -303,16 +303,6 @@ def _embed(lesson: Lesson, step: Step) -> None:
         )
 
 
-def _number_text(value: float, unit: str) -> str:
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        text = f"{value:,.3g}"
-    elif abs(value) >= 100:
-        text = f"{value:,.0f}"
-    else:
-        text = f"{value:,.3g}"
-    return f"{text} {unit}" if unit and unit not in ("x", "count") else text
-
-
 def _show_result(question: Question, record: Mapping[str, Any]) -> None:
     response = record["response"]
     if question.is_numeric:
@@ -320,8 +310,8 @@ def _show_result(question: Question, record: Mapping[str, Any]) -> None:
         verdict = "Right" if record["correct"] else ("Too high" if off > 0 else "Too low")
         how_far = "" if record["correct"] else f" — {abs(off):.0%} {'over' if off > 0 else 'under'}"
         (st.success if record["correct"] else st.warning)(
-            f"**{verdict}.** You said {_number_text(response, question.unit)}; the model gives "
-            f"{_number_text(question.answer, question.unit)}{how_far} "
+            f"**{verdict}.** You said {number_text(response, question.unit)}; the model gives "
+            f"{number_text(question.answer, question.unit)}{how_far} "
             f"(within {question.tolerance:.0%} counts as right)."
         )
     else:
@@ -434,7 +424,7 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
                 st.rerun()
         else:
             if asked.is_numeric:
-                st.success(f"**The model gives** {_number_text(asked.answer, asked.unit)}.")
+                st.success(f"**The model gives** {number_text(asked.answer, asked.unit)}.")
             else:
                 st.success(f"**The answer:** {term_markdown(asked.options[asked.answer].text)}")
             st.markdown(term_markdown(asked.explanation))
@@ -732,18 +722,11 @@ def _record_table(rows: list[dict[str, str]]) -> Any:
 
 # -- planning a class ------------------------------------------------------------------------------
 
-_LINK = re.compile(r"\[\[([a-z0-9-]+)(?:\|([^\]]+))?\]\]")
-
 
 def _plain(text: str) -> str:
     """Term links as their words, for a printed handout."""
     known = terms_by_id()
-    return _LINK.sub(
-        lambda m: " ".join(
-            (m.group(2) or (known[m.group(1)].title if m.group(1) in known else m.group(1))).split()
-        ),
-        text,
-    )
+    return plain_terms(text, lambda i: known[i].title if i in known else None)
 
 
 def handout(chosen: Sequence[tuple[Lesson, Step, int]], *, with_answers: bool) -> str:
@@ -765,7 +748,7 @@ def handout(chosen: Sequence[tuple[Lesson, Step, int]], *, with_answers: bool) -
             if with_answers:
                 if question.is_numeric:
                     lines.append(
-                        f"- **Answer:** {_number_text(question.answer, question.unit)} "
+                        f"- **Answer:** {number_text(question.answer, question.unit)} "
                         f"(±{question.tolerance:.0%})"
                     )
                 else:
