@@ -2,8 +2,8 @@
 state-space layers, per-layer shapes, chunked attention, latent-attention variants, and older
 architectures with conventions of their own.
 
-Each module (but ``common``, the pieces they share) defines ``READERS``: model_type -> ``read(r, cfg, family, name) -> dict`` of
-``ModelSpec`` fields, written from the model's transformers implementation (the modelling file
+Each module (but ``common``, the pieces they share) defines ``READERS``: model_type ->
+``read(r, cfg, family, name) -> dict`` of ``ModelSpec`` fields, written from the model's transformers implementation (the modelling file
 named in the reader's docstring) and checked against it by tests/test_arch_oracle.py. A family
 listed here is exact; ``simulators.model_config`` adds it to ``EXACT_FAMILIES``.
 
