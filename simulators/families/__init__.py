@@ -3,8 +3,9 @@ state-space layers, per-layer shapes, chunked attention, latent-attention varian
 architectures with conventions of their own.
 
 Each module (but ``common``, the pieces they share) defines ``READERS``: model_type ->
-``read(r, cfg, family, name) -> dict`` of ``ModelSpec`` fields, written from the model's transformers implementation (the modelling file
-named in the reader's docstring) and checked against it by tests/test_arch_oracle.py. A family
+``read(r, cfg, family, name) -> dict`` of ``ModelSpec`` fields, written from the model's
+transformers implementation (the modelling file named in the reader's docstring) and checked
+against it by tests/test_arch_oracle.py. A family
 listed here is exact; ``simulators.model_config`` adds it to ``EXACT_FAMILIES``.
 
 Import these through ``simulators.model_config`` (which loads them when it is imported), never on
