@@ -58,7 +58,7 @@ def render() -> None:
     import streamlit as st
 
     from charts.examples import cases
-    from charts.style import scale_fonts
+    from charts.style import chart_alt, scale_fonts
 
     st.set_page_config(page_title="Chart gallery", layout="wide")
     params = st.query_params
@@ -97,7 +97,9 @@ def render() -> None:
             target, row = st, None
         with target.container(key=f"case-{index:02d}-{slug(case.name)}"):
             st.markdown(f"**{index:02d}. {case.name}**")
-            st.plotly_chart(spec, config=CONFIG, width="stretch", key=f"chart-{index}")
+            st.plotly_chart(
+                spec, config=CONFIG, width="stretch", key=f"chart-{index}", alt=chart_alt(spec) or case.name
+            )
 
 
 def shoot(out: Path, only: str = "", old: bool = False) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from charts.contrast import for_theme
 from charts.style import chart_alt, chart_table, detach_title, scale_fonts
 from ui.presenter import PRESENTER_SCALE, is_presenting
 
@@ -35,6 +36,11 @@ class _Prebuilt(go.Figure):
 
     def to_dict(self) -> dict[str, Any]:
         return self._prebuilt_spec  # type: ignore[return-value]
+
+
+def theme_scheme() -> str:
+    """ "dark" when the reader's browser shows Streamlit's dark theme, else "light"."""
+    return "dark" if getattr(getattr(st.context, "theme", None), "type", None) == "dark" else "light"
 
 
 def title_html(headline: str, detail: str) -> str:
@@ -76,6 +82,7 @@ def show(
         box.markdown(title_html(headline, detail), unsafe_allow_html=True)
     if is_presenting():  # a projector is wide: every font larger
         spec = scale_fonts(spec, PRESENTER_SCALE)
+    spec = for_theme(spec, theme_scheme())  # text 4.5:1 and marks 3:1 on this theme's background
     config = CONFIG
     if headline:  # a downloaded PNG is named after the title it no longer carries
         slug = re.sub(r"[^a-z0-9]+", "-", headline.lower()).strip("-")[:60] or "chart"

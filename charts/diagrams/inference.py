@@ -889,14 +889,15 @@ def compute_comm_overlap(
     notes = [
         {
             "x": total,
-            "y": row,
+            # In the gap under the bar (a bar spans its row's index ± 0.35), on the page: never
+            # over the bar's colour, whatever the chart's height.
+            "y": len(rows) - 1 - rows.index(row) - 0.37,
             "xref": "x",
             "yref": "y",
             "text": f"step ends: {_seconds(total)}",
             "showarrow": False,
             "xanchor": "right",
             "yanchor": "top",
-            "yshift": -16,
         }
         for total, row in ((serial.total_s, rows[1]), (overlapped.total_s, rows[3]))
     ]
@@ -910,7 +911,13 @@ def compute_comm_overlap(
         "height": 480,
         "annotations": notes,
         "xaxis": axis("Time in one training step (s)", range=[0, serial.total_s * 1.05], rangemode="tozero"),
-        "yaxis": axis("", type="category", categoryorder="array", categoryarray=list(reversed(rows))),
+        "yaxis": axis(
+            "",
+            type="category",
+            categoryorder="array",
+            categoryarray=list(reversed(rows)),
+            range=[-0.85, len(rows) - 0.5],  # room under the bottom bar for its label
+        ),
     }
     table = (
         {"part": "forward pass (s)", "serial": forward, "overlapped": forward},
