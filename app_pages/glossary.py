@@ -84,7 +84,7 @@ elif order == "By category":
     for cat, label in CATEGORIES.items():
         group = [t for t in shown if t.category == cat]
         if group:
-            st.subheader(f"{label} ({len(group)})")
+            st.header(f"{label} ({len(group)})")
             st.markdown("\n".join(entry_line(t) for t in group), unsafe_allow_html=True)
 else:
 
@@ -96,5 +96,5 @@ else:
     anchors = {letter: "letter-" + ("digits" if letter == "0–9" else letter.lower()) for letter, _ in groups}
     st.markdown(" · ".join(f"[{letter}](#{anchors[letter]})" for letter, _ in groups))
     for letter, group in groups:
-        st.subheader(letter, anchor=anchors[letter])
+        st.header(letter, anchor=anchors[letter])
         st.markdown("\n".join(entry_line(t) for t in group), unsafe_allow_html=True)

@@ -61,7 +61,7 @@ with layout.more:
                     width="stretch",
                     column_config={"Source": st.column_config.LinkColumn("Source")},
                 )
-        st.subheader("On a human scale", divider="gray")
+        st.header("On a human scale", divider="gray")
         for fam in fams:
             human = tables[fam.id]["human"]
             if human is None:

@@ -115,7 +115,7 @@ if section == "results":
         device = results.get("device", {})
         built = view.results_view(st.session_state.get(RESULTS_ID_KEY, shown_name), results)
         with layout.verdict:
-            st.subheader(
+            st.header(
                 f"{plain(device.get('name', 'Device'))} ({plain(device.get('type', '?'))})", divider="gray"
             )
             st.caption(f"Showing {shown_name}. Its points also appear on the other pages in this session.")

@@ -107,7 +107,7 @@ def landing(s: Store) -> None:
     """Join a room by its code, or start one on a lesson."""
     join, start = st.columns(2, gap="large")
     with join:
-        st.subheader("Join a class")
+        st.header("Join a class")
         with st.form("class-join", border=False):
             typed = st.text_input(
                 "Room code (on the lecturer's screen)",
@@ -135,7 +135,7 @@ def landing(s: Store) -> None:
                     st.query_params.from_dict({"room": code, "me": _new_voter()})
                     st.rerun()
     with start:
-        st.subheader("Run a class")
+        st.header("Run a class")
         lessons = [lesson for lesson in load_lessons() if lesson.questions]
         wanted = st.query_params.get("lesson")
         index = next((i for i, lesson in enumerate(lessons) if lesson.id == wanted), 0)
@@ -312,7 +312,7 @@ def _reveal(question: Question) -> None:
 
 
 def _prompt(question: Question) -> None:
-    st.markdown(f"#### {question.prompt}")
+    st.markdown(f"## {question.prompt}")
     if not question.is_numeric:
         st.markdown(
             "\n\n".join(f"**{chr(65 + i)}.** {option.text}" for i, option in enumerate(question.options))

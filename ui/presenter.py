@@ -21,14 +21,21 @@ _BASE_CSS = """
 <style>
   [data-testid="stAppViewContainer"] .stMainBlockContainer { padding-top: 3.9rem; }
   [data-testid="stAppViewContainer"] h1 { font-size: 2.3rem; padding-top: 0.25rem; }
+  /* Headings go h1 → h2 → h3 without skipping (screen readers list them as an outline); h2 is
+     drawn at the size a section heading needs, not Streamlit's 2.25 rem. */
+  [data-testid="stMain"] h2 { font-size: 1.6rem; }
+  [data-testid="stMain"] h3 { font-size: 1.3rem; }
   [data-testid="stMetric"] [data-testid="stMetricValue"] { font-size: 1.9rem; }
   .fg-chart-title { margin: 0.5rem 0 0 0.5rem; line-height: 1.35; }
   /* Captions: the theme's text colour at 80 % (Streamlit's 60 % gave 3.9:1 on white). */
   [data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
   /* A focus ring that shows on both themes (blue: 5.0:1 on white, 3.8:1 on the dark background);
-     radios, checkboxes and toggles hide their input, so the label carries the ring. */
+     radios, checkboxes and toggles hide their input, so the label carries the ring; a slider's
+     thumb carries it for its hidden range input (Streamlit's own is a 50 % blue, 2:1 on white). */
   a:focus-visible, button:focus-visible, [role="tab"]:focus-visible, summary:focus-visible,
-  label:has(input:focus-visible) { outline: 3px solid #0072B2 !important; outline-offset: 2px; }
+  label:has(input:focus-visible), [data-testid="stSlider"] [data-focus-visible="true"] {
+    outline: 3px solid #0072B2 !important; outline-offset: 2px;
+  }
   /* A disabled control's label stays readable (Streamlit's 40 % gave 2.4:1), a little dimmer. */
   label[data-testid="stWidgetLabel"][disabled] { color: inherit !important; opacity: 0.75; }
   .fg-chart-title .fg-chart-head { display: block; font-size: 1.2rem; font-weight: 600; }

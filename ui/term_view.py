@@ -76,7 +76,7 @@ def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
 
     related = [terms_by_id[r] for r in term.related if r in terms_by_id]
     if related:
-        st.subheader("Related terms", divider="gray")
+        st.header("Related terms", divider="gray")
         columns = st.columns(min(len(related), 3))
         for i, other in enumerate(related):
             with columns[i % len(columns)]:
@@ -84,7 +84,7 @@ def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
                     GLOSSARY.path, label=other.title, query_params={"term": other.id}, help=other.summary
                 )
 
-    st.subheader("Sources", divider="gray")
+    st.header("Sources", divider="gray")
     st.markdown(
         "\n".join(f"- [{_source_label(url)}]({html.escape(url, quote=True)})" for url in term.sources)
     )
