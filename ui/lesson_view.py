@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -41,6 +42,7 @@ _SAVED_KEY = "_course_progress_saved"
 _SEQ_KEY = "_course_progress_seq"
 _ADDRESS_KEY = "_lessons_address"
 _FLASH_KEY = "_progress_flash"
+_FOCUS_KEY = "_lesson_focus"  # where the focus goes on the next run: {"target", "seq", ...}
 LESSONS_PAGE = next(p for p in PAGES if p.url_path == "lessons")
 CLASS_PAGE = next(p for p in PAGES if p.url_path == "class")
 DONE = "done"  # ``step=done``: the lesson's summary
@@ -70,17 +72,42 @@ def lesson_progress(lesson: Lesson) -> tuple[int, int, int]:
     return course.lesson_score(progress(), lesson.id, [q.id for q in lesson.questions])
 
 
-def sync_browser(*, keys: bool = False) -> str | None:
+def request_focus(target: str, **where: str) -> None:
+    """Move the keyboard focus on the next run: ``"step"`` (the step's heading, after Next or
+    Previous) or ``"result"`` (the verdict of the question whose container key is ``where["box"]``)."""
+    ss = st.session_state
+    seq = (ss.get(_FOCUS_KEY) or {}).get("seq", 0) + 1
+    ss[_FOCUS_KEY] = {"target": target, "seq": seq, **where}
+
+
+def _focus_for(step: Step | None) -> dict[str, Any] | None:
+    """The browser's focus instruction for this run, from the pending request."""
+    request = st.session_state.get(_FOCUS_KEY)
+    if not request:
+        return None
+    if request["target"] == "step" and step is not None:
+        return {"selector": "[data-testid='stMain'] h2", "text": step.title, "seq": request["seq"]}
+    if request["target"] == "result" and request.get("box"):
+        return {
+            "selector": f".st-key-{request['box']} [data-testid='stAlert']",
+            "block": "center",
+            "seq": request["seq"],
+        }
+    return None
+
+
+def sync_browser(*, keys: bool = False, step: Step | None = None) -> str | None:
     """Keep the progress record in this browser's storage. On the run after a page load the stored
     record arrives and is merged in; afterwards every change is written back. Returns "next" or
-    "prev" when a presentation clicker key was pressed (``keys``: presenter view on a step)."""
+    "prev" when a presentation clicker key was pressed (``keys``: presenter view on a step). A
+    pending focus request (``request_focus``) is carried out for ``step``, the step on screen."""
     ss = st.session_state
     text = course.dumps(progress())
     save = text if ss.get(_LOADED_KEY) and text != ss.get(_SAVED_KEY) else None
     if save is not None:
         ss[_SEQ_KEY] = ss.get(_SEQ_KEY, 0) + 1
     try:
-        loaded, move = browser_link(save=save, seq=ss.get(_SEQ_KEY, 0), keys=keys)
+        loaded, move = browser_link(save=save, seq=ss.get(_SEQ_KEY, 0), keys=keys, focus=_focus_for(step))
     except Exception:
         return None
     if save is not None:
@@ -167,6 +194,7 @@ def _with_app_keys(query: Mapping[str, str]) -> dict[str, str]:
 
 def _go(query: Mapping[str, str]) -> None:
     st.query_params.from_dict(_with_app_keys(query))
+    request_focus("step")
 
 
 # -- the course index ----------------------------------------------------------------------------
@@ -209,7 +237,7 @@ def course_index(lessons: Sequence[Lesson]) -> None:
         answered, right, count = lesson_progress(lesson)
         with st.container(border=True):
             left, right_column = st.columns([5, 2], vertical_alignment="center")
-            left.markdown(f"#### {lesson.number}. {lesson.title}")
+            left.markdown(f"## {lesson.number}. {lesson.title}")
             left.caption(f"about {lesson.minutes} minutes · {len(lesson.steps)} steps · {count} questions")
             left.markdown("\n".join(f"- {objective}" for objective in lesson.objectives))
             if answered:
@@ -361,7 +389,8 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
     answered = entry is not None and not entry.get("open")
     revealed = key in st.session_state.get(REVEALED_KEY, set())
     label = "Predict first" if question.kind == "predict" else f"Question {number}"
-    with st.container(border=True):
+    box = "q-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)  # a CSS class: st-key-<box>
+    with st.container(border=True, key=box):
         st.markdown(f"**{label}.** {term_markdown(asked.prompt)}")
         if not answered and not revealed:
             if is_presenting() and not review:
@@ -369,6 +398,7 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
                     st.markdown(f"{chr(65 + i)}. {term_markdown(option.text)}")
                 if st.button("Reveal the answer", key=f"reveal-{key}", type="primary"):
                     st.session_state.setdefault(REVEALED_KEY, set()).add(key)
+                    request_focus("result", box=box)
                     st.rerun()
                 return False
             wkey = widget_key(asked)
@@ -405,6 +435,7 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
                 course.record_answer(
                     progress(), key, variant=asked.variant_key, response=value, correct=correct, now=now
                 )
+                request_focus("result", box=box)
                 st.rerun()
             return False
         if answered:
@@ -458,7 +489,7 @@ def render_step(lesson: Lesson, number: int, sequence: Sequence[tuple[str, int]]
     step = steps[number - 1]
     presenting = is_presenting()
     progress().setdefault("steps", {})[lesson.id] = number
-    move = sync_browser(keys=presenting)
+    move = sync_browser(keys=presenting, step=step)
     if move is not None:
         target = _neighbour(lesson, number, sequence, +1 if move == "next" else -1)
         if target is not None:
@@ -594,7 +625,7 @@ def render_summary(lesson: Lesson, lessons: Sequence[Lesson]) -> None:
     ]
     unanswered = [q for q in lesson.questions if _qkey(lesson, q) not in given]
     if missed:
-        st.subheader("What you missed at the first try", divider="gray")
+        st.header("What you missed at the first try", divider="gray")
         for question in missed:
             asked = current_variant(lesson, question)
             entry = given[_qkey(lesson, question)]
@@ -613,7 +644,7 @@ def render_summary(lesson: Lesson, lessons: Sequence[Lesson]) -> None:
     known = terms_by_id()
     review = list(dict.fromkeys(t for q in missed for t in q.terms if t in known))
     if review:
-        st.subheader("What to review", divider="gray")
+        st.header("What to review", divider="gray")
         st.markdown(term_markdown(" · ".join(f"[[{t}]]" for t in review)))
     elif answered == count:
         st.success("Everything right at the first try.")
@@ -784,7 +815,7 @@ def plan_a_class(lessons: Sequence[Lesson]) -> None:
         st.info("Pick at least one lesson and step.")
         return
     minutes = sum(lesson.step_minutes[number - 1] for lesson, _, number in chosen)
-    st.subheader(f"The class: {len(chosen)} steps, about {math.ceil(minutes)} minutes", divider="gray")
+    st.header(f"The class: {len(chosen)} steps, about {math.ceil(minutes)} minutes", divider="gray")
     st.caption(
         "Each link opens its step in presenter view; Next, Previous and a clicker's keys (PageDown, "
         "PageUp, arrows) then follow this plan."
