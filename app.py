@@ -23,13 +23,26 @@ st.set_page_config(
 
 sections: dict[str, list[st.Page]] = {}
 for info in PAGES:
-    sections.setdefault(info.section, []).append(
-        st.Page(
-            ROOT / info.path, title=info.title, icon=info.icon, url_path=info.url_path, default=info.default
-        )
+    # The default page is served at "/"; its own name is kept free for the /home redirect below.
+    url_path = f"{info.url_path}-page" if info.default else info.url_path
+    page = st.Page(
+        ROOT / info.path, title=info.title, icon=info.icon, url_path=url_path, default=info.default
     )
+    sections.setdefault(info.section, []).append(page)
+    if info.default:
+        home = page
+pages = [page for group in sections.values() for page in group]
+
+
+def _to_home() -> None:
+    """``/home`` (the home page's own name) answers with the home page, which lives at ``/``."""
+    st.switch_page(home)
+
+
+# Hidden from the page list: a typed or old link to /home is not "Page not found".
+pages.append(st.Page(_to_home, title=home.title, url_path="home", visibility="hidden"))
 # A flat page list: Streamlit's sectioned list nests <li> in a <div> (axe: list, listitem).
-navigation = st.navigation([page for pages in sections.values() for page in pages])
+navigation = st.navigation(pages)
 # Each page its own browser-tab title (what a screen reader announces first on arrival).
 if navigation.url_path:  # the home page keeps the guide's name
     st.set_page_config(page_title=f"{navigation.title} · GPU Field Guide")
