@@ -17,7 +17,7 @@ state = PageState(params_for("roofline"), page.meta.get("presets", []))
 layout = simulator_layout(page, state)
 
 with layout.controls:
-    c = st.columns([3, 1, 2, 2, 2])
+    c = st.columns([3, 1.5, 2, 1.75, 1.75])  # "Precision" and "BF16" fit unbroken at 1280 px
     state.widget("rf_gpus", container=c[0])
     state.widget("rf_dtype", container=c[1])
     state.widget("rf_model", container=c[2])

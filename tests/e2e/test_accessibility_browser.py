@@ -264,3 +264,38 @@ def test_slash_home_opens_the_home_page_not_page_not_found(app_url, page):
     assert page.url.rstrip("/") == app_url
     nav = page.locator('[data-testid="stSidebarNav"] a').all_text_contents()
     assert sum("Home" in text for text in nav) == 1, nav  # the redirect is not a second entry
+
+
+# Labels, metric names and select values whose text breaks inside a word (more lines than words)
+# or is cut off; the collapsed sidebar is left out (nothing in it is drawn).
+BROKEN_LABELS = r"""() => [...document.querySelectorAll(
+    '[data-testid=stMain] [data-testid=stWidgetLabel] p, [data-testid=stMain] [data-testid=stMetricLabel] p,'
+    + ' [data-testid=stMain] [data-baseweb=select] div')]
+  .filter(e => { if (e.children.length || !e.textContent.trim()) return false;
+    const r = document.createRange(); r.selectNodeContents(e);
+    const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+    return tops.size > e.textContent.trim().split(/\s+/).length || e.scrollWidth > e.clientWidth + 1; })
+  .map(e => e.textContent.slice(0, 40))"""
+
+
+@pytest.mark.parametrize(
+    "size", [(1280, 720), (320, 256)], ids=["1280px with the sidebar", "400 percent zoom of 1280x1024"]
+)
+def test_pages_reflow_without_sideways_scroll_or_broken_labels(app_url, browser, size):
+    """WCAG 1.4.10: at 400 % zoom (a 320 px wide viewport) every page reflows into one column with
+    no sideways scroll, and no control's label breaks inside a word (Roofline's "Precisio / n" did
+    at 1280 px)."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    problems = []
+    try:
+        for address in [p.url_path if not p.default else "" for p in PAGES]:
+            page.goto(f"{app_url}/{address}", wait_until="domcontentloaded")
+            page.wait_for_function(FINISHED, timeout=60_000)
+            page.wait_for_timeout(600)
+            if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
+                problems.append((address, "scrolls sideways"))
+            problems += [(address, label) for label in page.evaluate(BROKEN_LABELS)]
+    finally:
+        context.close()
+    assert not problems, problems
