@@ -148,7 +148,7 @@ def test_names_in_an_uploaded_file_cannot_inject_markdown_or_html():
     at = open_page(hw_source="session")
     at.file_uploader(key="hw_upload").upload("evil.json", json.dumps(doc).encode(), "application/json").run()
     assert not at.exception
-    heading = next(h.value for h in at.subheader if "img" in h.value)
+    heading = next(h.value for h in at.header if "img" in h.value)
     assert "\\!\\[x\\]" in heading and "\\<img" in heading
 
 
