@@ -46,6 +46,7 @@ _FUNC = re.compile(r"^rgba?\(\s*([\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*(?:,\s*
 _AXIS_KEY = re.compile(r"^[xy]axis\d*$")
 
 
+@lru_cache(maxsize=1024)
 def parse(colour: str) -> tuple[RGB, float] | None:
     """``(rgb, alpha)`` for ``#rgb``, ``#rrggbb``, ``rgb()``, ``rgba()``, white or black; None for
     anything else (a colour this module then leaves alone)."""
@@ -153,26 +154,38 @@ def _box(annotation: Mapping[str, Any], page: str) -> str | None:
     return _hex(over(parsed[0], parsed[1], back[0]))
 
 
-def _shape_under(annotation: Mapping[str, Any], shapes: list[dict], page: str) -> str | None:
-    """The colour of the topmost filled rectangle under an annotation's anchor point (a schematic's
-    box with its label on it), composited over the page; None when it lies on the page."""
-    x, y = annotation.get("x"), annotation.get("y")
-    if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
-        return None
-    refs = (annotation.get("xref", "x"), annotation.get("yref", "y"))
+Box = tuple[float, float, float, float, str, str]  # x0, x1, y0, y1 (ordered), refs, opaque colour
+
+
+def _boxes(shapes: list[dict], page: str) -> list[Box]:
+    """The filled rectangles a label can sit on, topmost first, each with its colour composited
+    over the page (built once per chart: a schematic has ~100 shapes and ~20 labels)."""
     back = parse(page)
+    out: list[Box] = []
     for shape in reversed(shapes):  # later shapes are drawn on top
-        if shape.get("type", "rect") != "rect" or (shape.get("xref", "x"), shape.get("yref", "y")) != refs:
+        if shape.get("type", "rect") != "rect" or back is None:
             continue
         corners = [shape.get(k) for k in ("x0", "x1", "y0", "y1")]
         fill = parse(str(shape.get("fillcolor", "")))
-        if back is None or fill is None or fill[1] < 0.3:
-            continue
-        if not all(isinstance(c, (int, float)) for c in corners):
+        if fill is None or fill[1] < 0.3 or not all(isinstance(c, (int, float)) for c in corners):
             continue
         x0, x1, y0, y1 = corners
-        if min(x0, x1) <= x <= max(x0, x1) and min(y0, y1) <= y <= max(y0, y1):
-            return _hex(over(fill[0], fill[1], back[0]))
+        refs = f"{shape.get('xref', 'x')} {shape.get('yref', 'y')}"
+        colour = _hex(over(fill[0], fill[1], back[0]))
+        out.append((min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1), refs, colour))
+    return out
+
+
+def _shape_under(annotation: Mapping[str, Any], boxes: list[Box]) -> str | None:
+    """The colour of the topmost filled rectangle under an annotation's anchor point (a schematic's
+    box with its label on it); None when it lies on the page."""
+    x, y = annotation.get("x"), annotation.get("y")
+    if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+        return None
+    refs = f"{annotation.get('xref', 'x')} {annotation.get('yref', 'y')}"
+    for x0, x1, y0, y1, box_refs, colour in boxes:
+        if box_refs == refs and x0 <= x <= x1 and y0 <= y <= y1:
+            return colour
     return None
 
 
@@ -247,11 +260,12 @@ def for_theme(spec: Mapping[str, Any], scheme: str) -> Spec:
     # Each label reaches 4.5:1 on what it is drawn on: its own box, else the box under it (on
     # linear axes, where a label and a shape share coordinates), else the page.
     annotations = []
+    boxes = _boxes(shapes, page) if linear and layout.get("annotations") else []
     for annotation in layout.get("annotations", ()):
         new = dict(annotation)
         under = _box(annotation, page) if "bgcolor" in annotation else None
         if under is None:
-            under = (_shape_under(annotation, shapes, page) if linear else None) or page
+            under = _shape_under(annotation, boxes) or page
         font = dict(annotation.get("font") or {})
         font["color"] = legible(str(font.get("color", CHART_TEXT[scheme])), under, TEXT_RATIO)
         new["font"] = font
