@@ -19,7 +19,7 @@ import streamlit as st
 
 from charts.contrast import for_theme
 from charts.style import chart_alt, chart_table, detach_title, scale_fonts
-from ui.presenter import PRESENTER_SCALE, is_presenting
+from ui.presenter import PRESENTER_SCALE, is_presenting, theme_scheme
 
 CONFIG = {
     "displaylogo": False,
@@ -36,11 +36,6 @@ class _Prebuilt(go.Figure):
 
     def to_dict(self) -> dict[str, Any]:
         return self._prebuilt_spec  # type: ignore[return-value]
-
-
-def theme_scheme() -> str:
-    """ "dark" when the reader's browser shows Streamlit's dark theme, else "light"."""
-    return "dark" if getattr(getattr(st.context, "theme", None), "type", None) == "dark" else "light"
 
 
 def title_html(headline: str, detail: str) -> str:

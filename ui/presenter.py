@@ -98,6 +98,11 @@ def _from_address() -> bool | None:
     return None if value is None else str(value).lower() in ("true", "1", "yes")
 
 
+def theme_scheme() -> str:
+    """The theme the reader's browser shows: "dark" or "light" (Streamlit's ``st.context.theme``)."""
+    return "dark" if getattr(getattr(st.context, "theme", None), "type", None) == "dark" else "light"
+
+
 def is_presenting() -> bool:
     """Whether presenter view is on for this session (switch or ``?present=true``)."""
     value = st.session_state.get(PRESENT_KEY)
@@ -130,6 +135,6 @@ def presenter_toggle() -> bool:
     elif not on and PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]
     st.session_state[_WRITTEN_KEY] = on
-    dark = getattr(getattr(st.context, "theme", None), "type", None) == "dark"
+    dark = theme_scheme() == "dark"
     st.html(_BASE_CSS + (_DARK_CSS if dark else "") + (_PRESENTER_CSS if on else ""))
     return on
