@@ -1,0 +1,1336 @@
+"""What a runtime does with a model: vLLM's start-up ledger, and transformers' prefill peak.
+
+``llm_memory`` sizes an idealised runtime. People run engines, and an engine reserves memory in
+its own way. This module follows what the engine's own source does, term by term, and names the
+file each term comes from:
+
+- ``vllm_startup`` reproduces the memory ledger vLLM 0.19.0 prints when it starts
+  (``vllm/v1/worker/gpu_worker.py: determine_available_memory``): it requests
+  ``gpu_memory_utilization`` × the memory the device reports, loads the weights in the
+  checkpoint's own format, profiles one forward pass of ``max_num_batched_tokens`` tokens and a
+  sampler warm-up over ``max_num_seqs`` sequences (the "activation" peak), counts the memory that
+  is not PyTorch's, gives the rest to KV-cache blocks (one pool shared by the KV-cache groups of a
+  hybrid model), and only then captures CUDA graphs on top of its budget.
+- ``parse_vllm_log`` reads those lines back from a real start-up log, so a reader can put what
+  their engine printed beside the prediction (``compare_with_log``).
+- ``transformers_prefill`` (from ``simulators.hf_runtime``) is the peak of one prefill in Hugging
+  Face transformers as its code runs it.
+
+Pure Python: no torch, no vLLM. Sizes in bytes; GiB = 2^30 bytes, as vLLM prints them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from simulators.hardware import Accelerator, get_accelerator
+from simulators.llm_memory import inference_activation_bytes
+from simulators.model_config import ModelSpec
+
+GiB = 2**30
+MiB = 2**20
+VLLM_VERSION = "0.19.0"
+# Each term below names the file of vLLM 0.19.0 it follows (the released wheel's source).
+VLLM_SOURCE = "vLLM 0.19.0"
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+REPORTED_MEMORY_CSV = DATA_DIR / "reported_memory.csv"
+
+ENGINES: dict[str, str] = {
+    "vllm": "vLLM (serving): its start-up ledger, exact to what its code does",
+    "transformers": "transformers (generate on one process): the peak of one prefill",
+    "ideal": "Idealised runtime: weights + KV cache + one layer's activations + a fixed overhead",
+}
+
+
+class EngineError(ValueError):
+    """A model or setting this module cannot size exactly: the message names the field."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The device: the memory it reports (not its label)
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def _reported_memory_rows() -> dict[str, dict[str, str]]:
+    with REPORTED_MEMORY_CSV.open(encoding="utf-8", newline="") as handle:
+        rows = {row["accelerator_id"]: row for row in csv.DictReader(handle)}
+    for row in rows.values():
+        if int(row["reported_bytes"]) <= 0 or not row["source"].strip():
+            raise ValueError(f"reported_memory.csv: row {row['accelerator_id']!r} needs bytes and a source")
+    return rows
+
+
+def reported_memory_bytes(gpu: str | Accelerator) -> int | None:
+    """Bytes the device reports as its total (``cudaMemGetInfo``), where a real device was read.
+
+    An H100 "80GB" reports 79.18 GiB, not 80: the label is the HBM fitted, the driver keeps some.
+    None when no sourced reading exists for this catalog row (``data/reported_memory.csv``).
+    """
+    gpu_id = gpu.id if isinstance(gpu, Accelerator) else str(gpu)
+    row = _reported_memory_rows().get(gpu_id)
+    return int(row["reported_bytes"]) if row else None
+
+
+def reported_memory_source(gpu: str | Accelerator) -> str:
+    gpu_id = gpu.id if isinstance(gpu, Accelerator) else str(gpu)
+    row = _reported_memory_rows().get(gpu_id)
+    return f"{row['how']} ({row['source']})" if row else ""
+
+
+def reported_memory_ids() -> tuple[str, ...]:
+    """Catalog ids with a sourced device-reported capacity."""
+    return tuple(_reported_memory_rows())
+
+
+# ---------------------------------------------------------------------------------------------
+# The checkpoint's weight format (quantization_config), as vLLM loads it
+# ---------------------------------------------------------------------------------------------
+
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
+
+
+@dataclass(frozen=True)
+class WeightLayout:
+    """How the checkpoint's weights sit in GPU memory once vLLM has loaded them."""
+
+    label: str
+    dtype: str  # the activation / unquantized-weight dtype ("bfloat16", "float16")
+    quantized: str  # which weights carry the quantized format: "none", "linear" or "experts"
+    bits: float  # bits per quantized weight, scales included
+    method: str = ""  # quant_method as the checkpoint (or --quantization) names it
+    note: str = ""
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+
+def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    for key in ("text_config", "llm_config", "language_config"):
+        inner = config.get(key)
+        if isinstance(inner, Mapping) and inner:
+            return inner
+    return config
+
+
+def _config_dtype(config: Mapping[str, Any]) -> str:
+    for source in (config, _text_config(config)):
+        value = source.get("torch_dtype") or source.get("dtype")
+        if isinstance(value, str) and value in DTYPE_BYTES:
+            return value
+    return "bfloat16"
+
+
+def _compressed_tensors_layout(qc: Mapping[str, Any], dtype: str) -> WeightLayout:
+    groups = qc.get("config_groups") or {}
+    weights = []
+    for group in groups.values() if isinstance(groups, Mapping) else []:
+        w = group.get("weights") if isinstance(group, Mapping) else None
+        if isinstance(w, Mapping):
+            weights.append(w)
+    if not weights:
+        raise EngineError("quantization_config.config_groups: no weight scheme to read")
+    w = weights[0]
+    num_bits = w.get("num_bits")
+    kind = w.get("type")
+    strategy = w.get("strategy")
+    if not isinstance(num_bits, int) or kind not in ("float", "int"):
+        raise EngineError("quantization_config.config_groups.*.weights: num_bits/type not understood")
+    group_size = w.get("group_size") or 0
+    if num_bits == 8:
+        name = "FP8" if kind == "float" else "INT8"
+        return WeightLayout(
+            f"{name} weights (compressed-tensors, {strategy or 'per-tensor'} scales)",
+            dtype,
+            "linear",
+            8.0,
+            "compressed-tensors",
+            "linear layers at 1 byte a weight; embeddings and the LM head stay 16-bit",
+        )
+    if num_bits == 4 and kind == "int" and group_size:
+        # W4A16 packs 8 int4 values per int32 and keeps a 16-bit scale per group
+        return WeightLayout(
+            f"INT4 weights (compressed-tensors, group {group_size})",
+            dtype,
+            "linear",
+            4 + 16 / group_size,
+            "compressed-tensors",
+            "linear layers at 4 bits plus a 16-bit scale per group",
+        )
+    raise EngineError(f"quantization_config: {num_bits}-bit {kind} weights are not modelled yet")
+
+
+def weight_layout(
+    config: Mapping[str, Any] | None,
+    *,
+    dtype: str | None = None,
+    quantization: str | None = None,
+) -> WeightLayout:
+    """The format vLLM loads the weights in: the checkpoint's own, or ``quantization="fp8"``.
+
+    ``dtype=None`` is vLLM's "auto": the config's dtype, with float32 checkpoints cast down to
+    bfloat16 (``vllm/config/model.py: _resolve_auto_dtype``). A ``quantization_config`` in the
+    checkpoint decides the quantized format (``vllm/model_executor/layers/quantization/``):
+    compressed-tensors FP8/INT8 (W8A8) and INT4 (W4A16), ``fp8`` (per-tensor or 128×128 blocks),
+    ``mxfp4`` (gpt-oss: experts only, 4 bits + an 8-bit scale per 32 weights), AWQ/GPTQ (4 bits +
+    per-group scales and zeros). Anything else is refused, naming the field.
+    """
+    config = config or {}
+    resolved = dtype or _config_dtype(config)
+    if resolved in ("float32", "float") and dtype is None:
+        resolved = "bfloat16"  # "auto" casts a float32 checkpoint down
+    resolved = {"half": "float16", "float": "float32"}.get(resolved, resolved)
+    if resolved not in ("bfloat16", "float16", "float32"):
+        raise EngineError(f"dtype {resolved!r}: choose bfloat16, float16 or float32")
+    qc = config.get("quantization_config") or _text_config(config).get("quantization_config")
+    if quantization and quantization not in ("fp8",) and not qc:
+        raise EngineError(f"quantization={quantization!r}: only runtime 'fp8' is modelled")
+    if qc:
+        if not isinstance(qc, Mapping):
+            raise EngineError("quantization_config must be an object")
+        method = str(qc.get("quant_method", "")).lower()
+        if method == "compressed-tensors":
+            return _compressed_tensors_layout(qc, resolved)
+        if method == "fp8":
+            block = qc.get("weight_block_size")
+            scale_bits = 32 / (block[0] * block[1]) if block else 0.0
+            return WeightLayout(
+                "FP8 weights" + (f" ({block[0]}×{block[1]} blocks)" if block else " (per-tensor scale)"),
+                resolved,
+                "linear",
+                8 + scale_bits,
+                "fp8",
+                "linear layers at 1 byte a weight with fp32 scales; embeddings and the LM head 16-bit",
+            )
+        if method == "mxfp4":
+            return WeightLayout(
+                "MXFP4 experts (4-bit values, an 8-bit scale per 32)",
+                resolved,
+                "experts",
+                4 + 8 / 32,
+                "mxfp4",
+                "the routed experts at 4.25 bits a weight; attention, router and embeddings in 16-bit",
+            )
+        if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+            bits = qc.get("bits") or qc.get("w_bit")
+            group = qc.get("group_size") or qc.get("q_group_size") or 128
+            if bits != 4 or not isinstance(group, int) or group <= 0:
+                raise EngineError(f"quantization_config: {method} with bits={bits!r} is not modelled yet")
+            # a 16-bit scale and a 4-bit zero point per group of weights
+            return WeightLayout(
+                f"INT4 weights ({method.upper()}, group {group})",
+                resolved,
+                "linear",
+                4 + (16 + 4) / group,
+                method,
+                "linear layers at 4 bits plus a scale and zero point per group",
+            )
+        raise EngineError(f"quantization_config.quant_method {method!r} is not modelled yet")
+    if quantization == "fp8":
+        return WeightLayout(
+            "FP8 weights (quantized at load, per-tensor scale)",
+            resolved,
+            "linear",
+            8.0,
+            "fp8",
+            "--quantization fp8 casts the linear layers to FP8 when loading",
+        )
+    label = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}[resolved]
+    return WeightLayout(label, resolved, "none", 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights per GPU
+# ---------------------------------------------------------------------------------------------
+
+VOCAB_PADDING = 64  # vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE
+
+
+def _pad(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _kv_heads_per_rank(kv_heads: int, tp: int) -> int:
+    """``QKVParallelLinear``: KV heads are split over the ranks, or replicated when fewer than TP."""
+    return max(1, kv_heads // tp)
+
+
+def vllm_weight_bytes(spec: ModelSpec, layout: WeightLayout, tp: int = 1) -> dict[str, float]:
+    """Bytes of weights on each GPU once vLLM has loaded them, by part.
+
+    Linear layers (attention, MLP, experts) are split over the ``tp`` ranks; K and V projections
+    are replicated when the model has fewer KV heads than ranks; the token embedding and the LM
+    head are split by rows after padding the vocabulary to a multiple of 64
+    (``vocab_parallel_embedding.py``); norms and routers stay whole on every rank. A rotary
+    table of max positions × head size in the model dtype is a buffer of the model
+    (``rotary_embedding/base.py``: ``cos_sin_cache``), counted here as vLLM's "weights" do.
+    """
+    p = spec.param_breakdown()
+    b = layout.dtype_bytes
+    vocab_rows = _pad(spec.vocab_size, VOCAB_PADDING)
+    embed_width = spec.embed_dim or spec.hidden_size
+    token_table = vocab_rows * embed_width
+    other_embeddings = max(p.embeddings - spec.vocab_size * embed_width, 0)
+    embeddings = (token_table / tp + other_embeddings) * b
+    lm_head = (vocab_rows * spec.hidden_size / tp) * b if p.lm_head else 0.0
+    bits = layout.bits
+    if layout.quantized == "linear":
+        attention = p.attention * bits / 8 / tp
+        mlp = p.mlp * bits / 8 / tp
+        experts = p.routed_experts * bits / 8 / tp
+    elif layout.quantized == "experts":
+        attention = p.attention * b / tp
+        mlp = p.mlp * b / tp
+        experts = _mxfp4_expert_bytes(spec, tp, b)
+    else:
+        attention = p.attention * b / tp
+        mlp = p.mlp * b / tp
+        experts = p.routed_experts * b / tp
+    # K/V projections replicated beyond the KV head count (QKVParallelLinear)
+    replicated_kv = 0.0
+    if tp > 1 and not spec.uses_mla and spec.num_kv_heads < tp:
+        per_head = spec.hidden_size * spec.head_dim * 2  # K and V of one head
+        kept = _kv_heads_per_rank(spec.num_kv_heads, tp)
+        shard = spec.num_kv_heads / tp
+        width = bits / 8 if layout.quantized == "linear" else b
+        replicated_kv = spec.num_layers * per_head * (kept - shard) * width
+    rotary_dim = spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
+    rotary = spec.max_positions * rotary_dim * b if spec.max_positions else 0.0
+    return {
+        "embeddings": embeddings,
+        "lm_head": lm_head,
+        "attention": attention + replicated_kv,
+        "mlp": mlp,
+        "experts": experts,
+        "routers_norms_other": (p.routers + p.norms + p.other) * b,
+        "rotary_table": rotary,
+    }
+
+
+def _pad64(n: float) -> int:
+    return _pad(math.ceil(n), 64)
+
+
+def _mxfp4_expert_bytes(spec: ModelSpec, tp: int, dtype_bytes: int) -> float:
+    """MXFP4 experts as vLLM 0.19 keeps them on Hopper (the Triton backend, ``triton_kernels``).
+
+    ``quantization/mxfp4.py: create_weights`` loads each expert's gate-up (2I/TP × H) and down
+    (H × I/TP) matrices as packed 4-bit values plus one uint8 scale per 32; ``_setup_kernel``
+    swizzles the values into ``triton_kernels``' Hopper layout, which pads both matrix dimensions
+    of the packed bytes to multiples of 64 (``tensor_details/layout_details/hopper_value.py``),
+    keeps the swizzled scales in the kernel's precision config while the loaded scales stay
+    registered on the layer (two copies), and holds the experts' biases. The padding of the
+    swizzled scale layout itself is not modelled (see tests/test_engines.py for what that leaves).
+    """
+    if not spec.num_experts or (not spec.moe_layers and not spec.is_moe):
+        return 0.0
+    layers = len(spec.moe_layers) or spec.num_layers
+    e, h = spec.num_experts, spec.hidden_size
+    i = spec.expert_intermediate_size / tp
+    values = e * (_pad64(h / 2) * _pad64(2 * i) + _pad64(i / 2) * _pad64(h))
+    scales = e * (2 * i * h / 32 + h * i / 32)
+    biases = e * (2 * i + h) * dtype_bytes if spec.expert_bias else 0.0
+    return layers * (values + 2 * scales + biases)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduler defaults and the profile run ("activation")
+# ---------------------------------------------------------------------------------------------
+
+
+def scheduler_defaults(total_bytes: float, gpu_name: str = "", *, offline: bool = False) -> tuple[int, int]:
+    """``max_num_batched_tokens`` and ``max_num_seqs`` when the user sets neither.
+
+    ``vllm/engine/arg_utils.py: get_batch_defaults``: on a device of at least 70 GiB that is not
+    an A100, the OpenAI-compatible server takes 8,192 tokens and 1,024 sequences (the ``LLM``
+    class 16,384 and 1,024); on others 2,048 and 256 (``LLM``: 8,192 and 256).
+    """
+    big = total_bytes >= 70 * GiB and "a100" not in gpu_name.lower()
+    if big:
+        return (16384 if offline else 8192), 1024
+    return (8192 if offline else 2048), 256
+
+
+def _next_power_of_two(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def vllm_activation_bytes(
+    spec: ModelSpec,
+    layout: WeightLayout,
+    *,
+    tp: int = 1,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    num_sms: int | None,
+) -> dict[str, float]:
+    """The profile run's torch peak increase ("torch peak memory increase"), by term.
+
+    ``gpu_model_runner.py: profile_run`` runs ``_dummy_run(max_num_tokens)`` with
+    ``min(max_num_tokens, max_num_seqs)`` requests, then ``_dummy_sampler_run`` on their last
+    hidden states. The peak is the larger of two moments, plus what outlives the forward pass:
+
+    - **sampler** (``v1/sample/sampler.py`` and ``ops/topk_topp_sampler.py``): logits of
+      requests × vocabulary in the model dtype, their float32 copy, ``softmax`` probabilities
+      (float32) and the exponential noise ``q`` of ``random_sample`` (float32) are alive at once:
+      2 + 4 + 4 + 4 bytes per logit;
+    - **forward**: one decoder layer's widest working set for all tokens
+      (``llm_memory.inference_activation_bytes``, MLP split over TP);
+    - **kept**: the model's output hidden states for all tokens; the fused-MoE workspace
+      (``fused_moe/modular_kernel.py: _allocate_buffers`` through the workspace manager, which
+      keeps its largest size: tokens × top-k × max(I/TP, H) and tokens × top-k × max(2I/TP, H)
+      in the model dtype, Triton experts; MXFP4 experts on Hopper run the monolithic
+      ``OAITritonMxfp4ExpertsMonolithic``, which allocates inside the kernel and keeps nothing:
+      ``fused_moe/oracle/mxfp4.py``); and the top-k/top-p kernel's per-program buffer
+      (``ops/topk_topp_triton.py``: min(next power of two of min(SMs, requests), SMs) × vocab ×
+      4 bytes, cached for the process) when there are 8 or more requests.
+    """
+    b = layout.dtype_bytes
+    tokens = max_num_batched_tokens
+    requests = min(tokens, max_num_seqs)
+    vocab = spec.vocab_size
+    vocab_padded = _pad(vocab, VOCAB_PADDING)
+    sampler = requests * (vocab_padded * b + vocab * (4 + 4 + 4))
+    sampler += 2 * requests * spec.hidden_size * b  # last hidden states and their rand_like copy
+    forward = inference_activation_bytes(spec, tokens, b) / tp
+    if spec.is_moe:
+        # the routed experts' intermediates live in the MoE workspace (below), not the layer's
+        routed = 3 * spec.expert_intermediate_size * spec.experts_per_token * tokens * b / tp
+        forward = max(forward - routed, 0.0)
+    hidden_out = tokens * spec.hidden_size * b
+    moe = 0.0
+    if spec.is_moe and spec.experts_per_token and layout.quantized != "experts":
+        width = spec.expert_intermediate_size / tp
+        k = spec.experts_per_token
+        h = spec.hidden_size
+        common = max(tokens * k * max(width, h), tokens * h)
+        moe = (common + tokens * k * max(2 * width, h)) * b
+    triton = 0.0
+    if requests >= 8 and num_sms:
+        programs = min(num_sms, requests)
+        triton = min(_next_power_of_two(programs), num_sms) * vocab * 4
+    return {
+        "sampler": sampler,
+        "forward": forward,
+        "peak_moment": max(sampler, forward),
+        "hidden_states": hidden_out,
+        "moe_workspace": moe,
+        "topk_topp_buffer": triton,
+        "total": max(sampler, forward) + hidden_out + moe + triton,
+    }
+
+
+# Memory outside PyTorch's allocator that grows between the worker's first snapshot and the end
+# of the profile run ("non-torch forward increase memory", utils/mem_utils.py: memory_profiling):
+# CUDA kernels loaded on first use, cuBLAS/cuBLASLt handles, and at TP >= 2 the buffers NCCL and
+# the custom all-reduce allocate on their first collective. It is a property of the driver, NCCL
+# and the node, not of the model, so it is taken from real vLLM 0.19 start-ups on H100 nodes
+# (tests/data/vllm_startups.jsonl and the calibration file: 0.24-0.25 GiB at TP 1 in three runs;
+# 2.07 GiB per GPU at TP 2), never fitted to the run being predicted.
+NON_TORCH_BYTES_TP1 = 0.25 * GiB
+NON_TORCH_BYTES_TPN = 2.07 * GiB
+# CUDA-graph capture after the KV pool is sized (``gpu_model_runner.py: capture_model``): the
+# graphs' private pool. vLLM 0.19 measures it by capturing, so it is a measured range here: 0.71,
+# 0.91, 1.03 and 1.10 GiB in the four calibration start-ups (51 + 51 graphs, largest 512).
+CUDA_GRAPH_BYTES = 1.10 * GiB
+
+
+# ---------------------------------------------------------------------------------------------
+# KV cache specs, groups and the block pool (vllm/v1/core/kv_cache_utils.py)
+# ---------------------------------------------------------------------------------------------
+
+DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE
+
+
+@dataclass(frozen=True)
+class KvSpec:
+    """One layer's KV-cache spec, as ``vllm/v1/kv_cache_interface.py`` describes it."""
+
+    kind: str  # "full", "sliding", "chunked", "mamba"
+    block_size: int
+    page_bytes: int  # bytes of one block of this layer
+    window: int = 0  # sliding window or attention chunk (tokens)
+
+    def max_memory_usage(self, max_model_len: int, max_num_batched_tokens: int) -> int:
+        """Bytes one request of ``max_model_len`` needs in this layer (``max_memory_usage_bytes``)."""
+        if self.kind == "full":
+            return -(-max_model_len // self.block_size) * self.page_bytes
+        if self.kind == "sliding":
+            tokens = min(self.window - 1 + max_num_batched_tokens, max_model_len)
+            return (-(-tokens // self.block_size) + 1) * self.page_bytes
+        if self.kind == "chunked":
+            tokens = min(self.window + max_num_batched_tokens, max_model_len)
+            return -(-tokens // self.block_size) * self.page_bytes
+        return self.page_bytes  # mamba, mamba_cache_mode "none": one state per request
+
+
+@dataclass(frozen=True)
+class KvGroup:
+    """A KV-cache group: layers that share one block table."""
+
+    spec: KvSpec
+    layers: tuple[int, ...]
+    padding: int = 0  # empty slots added so every group has the same number of layers
+
+
+@dataclass(frozen=True)
+class KvPool:
+    """How the KV memory is cut into blocks, and what that holds."""
+
+    groups: tuple[KvGroup, ...]
+    block_bytes: int  # bytes one block id takes across the layers that share it
+    num_blocks: int
+    tokens: int  # "GPU KV cache size"
+    max_concurrency: float  # "Maximum concurrency for max_model_len tokens per request"
+    blocks_per_request: int
+    needed_bytes: int  # KV memory one request of max_model_len needs
+    uniform_type: bool = False
+    notes: tuple[str, ...] = ()
+
+
+def _mamba_state_page(config: Mapping[str, Any], spec: ModelSpec, tp: int, dtype_bytes: int) -> int:
+    """Bytes of one sequence's state in one linear-attention / Mamba-2 layer, as vLLM keeps it.
+
+    ``vllm/model_executor/layers/mamba/mamba_utils.py``: gated delta net (Qwen3-Next, Qwen 3.5)
+    keeps a conv state of (kernel − 1) × (2·K heads·K dim + V heads·V dim)/TP and a recurrent
+    state of V heads/TP × V dim × K dim; Mamba-2 (Nemotron-H) a conv state of (kernel − 1) ×
+    (intermediate + 2·groups·state)/TP and a state of heads/TP × head dim × state size. Both in
+    the model dtype unless ``mamba_ssm_cache_dtype`` says otherwise (Nemotron-H: its config's
+    value, else float16: ``models/config.py: NemotronHForCausalLMConfig``).
+    """
+    cfg = _text_config(config)
+    family = spec.family
+    if "linear_num_value_heads" in cfg:
+        k_heads = int(cfg["linear_num_key_heads"])
+        v_heads = int(cfg["linear_num_value_heads"])
+        k_dim = int(cfg["linear_key_head_dim"])
+        v_dim = int(cfg["linear_value_head_dim"])
+        kernel = int(cfg.get("linear_conv_kernel_dim", 4))
+        conv_dim = k_dim * k_heads * 2 + v_dim * v_heads
+        if conv_dim % tp or v_heads % tp:
+            raise EngineError(f"linear-attention heads do not split over TP {tp}")
+        conv = (kernel - 1) * (conv_dim // tp) * dtype_bytes
+        state = (v_heads // tp) * v_dim * k_dim * dtype_bytes
+        return conv + state
+    if family in ("nemotron_h",) or "mamba_num_heads" in cfg:
+        heads = int(cfg["mamba_num_heads"])
+        head_dim = int(cfg["mamba_head_dim"])
+        state_size = int(cfg["ssm_state_size"])
+        groups = int(cfg.get("n_groups", 1))
+        kernel = int(cfg.get("conv_kernel", 4))
+        intermediate = heads * head_dim
+        if groups % tp:
+            groups = groups + (tp - groups % tp) if tp % groups else groups
+        conv_dim = intermediate + 2 * groups * state_size
+        if conv_dim % tp or heads % tp:
+            raise EngineError(f"Mamba heads do not split over TP {tp}")
+        ssm_dtype = str(cfg.get("mamba_ssm_cache_dtype", "float16"))
+        ssm_bytes = DTYPE_BYTES.get(ssm_dtype, 2)
+        conv = (kernel - 1) * (conv_dim // tp) * dtype_bytes
+        state = (heads // tp) * head_dim * state_size * ssm_bytes
+        return conv + state
+    raise EngineError(
+        f"{family}: vLLM's state layout for its fixed-state layers is not modelled (fields"
+        " linear_num_value_heads or mamba_num_heads not in the config)"
+    )
+
+
+def kv_layer_specs(
+    spec: ModelSpec,
+    config: Mapping[str, Any] | None,
+    *,
+    tp: int,
+    kv_bytes: int,
+    dtype_bytes: int,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> tuple[list[tuple[int, KvSpec]], int, tuple[str, ...]]:
+    """Every cached layer's spec (``Attention.get_kv_cache_spec`` and ``MambaBase``), per GPU.
+
+    Returns (index, spec) pairs, the block size in force and notes. A hybrid model with
+    fixed-state layers raises the attention block size until an attention page holds a state
+    page (``models/config.py: HybridAttentionMambaModelConfig``, mamba_cache_mode "none": a
+    multiple of 16 tokens), and pads the state page to the attention page.
+    """
+    notes: list[str] = []
+    kinds = spec.kinds()
+    shapes = spec.layer_shapes()
+    head_dims = spec.layer_head_dims or (spec.head_dim,) * spec.num_layers
+    per_token_1: dict[int, int] = {}
+    for i, kind in enumerate(kinds):
+        if kind in ("full", "sliding", "chunked"):
+            _, kv_heads, _ = shapes[i]
+            per_token_1[i] = 2 * _kv_heads_per_rank(kv_heads, tp) * head_dims[i] * kv_bytes
+        elif kind == "mla":
+            per_token_1[i] = (spec.kv_lora_rank + spec.qk_rope_head_dim) * kv_bytes
+    state_kinds = [i for i, k in enumerate(kinds) if k in ("linear", "ssm", "recurrent")]
+    mamba_page = 0
+    if state_kinds:
+        if config is None:
+            raise EngineError(
+                f"{spec.family}: a model with fixed-state layers needs its config.json to size"
+                " vLLM's state pages"
+            )
+        mamba_page = _mamba_state_page(config, spec, tp, dtype_bytes)
+        attn_1 = max(per_token_1.values()) if per_token_1 else 0
+        if attn_1:
+            needed = DEFAULT_BLOCK_SIZE * -(-mamba_page // (DEFAULT_BLOCK_SIZE * attn_1))
+            if block_size < needed:
+                block_size = needed
+                notes.append(
+                    f"Attention block size raised to {block_size} tokens so that an attention page"
+                    " holds one layer's fixed state (vLLM does this for hybrid models)."
+                )
+    out: list[tuple[int, KvSpec]] = []
+    for i, kind in enumerate(kinds):
+        if i in per_token_1:
+            page = per_token_1[i] * block_size
+            if kind == "sliding":
+                out.append((i, KvSpec("sliding", block_size, page, spec.sliding_window)))
+            elif kind == "chunked":
+                out.append((i, KvSpec("chunked", block_size, page, spec.attention_chunk)))
+            else:
+                out.append((i, KvSpec("full", block_size, page)))
+        elif kind in ("linear", "ssm", "recurrent"):
+            out.append((i, KvSpec("mamba", 0, mamba_page)))
+        elif kind not in ("shared", "none"):
+            raise EngineError(f"layer {i}: vLLM's cache for a {kind!r} layer is not modelled")
+    if state_kinds:
+        attn_pages = {s.page_bytes for _, s in out if s.kind != "mamba"}
+        page = max(attn_pages) if attn_pages else mamba_page
+        if page < mamba_page:
+            raise EngineError("an attention page smaller than a state page")
+        out = [(i, KvSpec("mamba", 0, page) if s.kind == "mamba" else s) for i, s in out]
+    return out, block_size, tuple(notes)
+
+
+def kv_pool(
+    layer_specs: Sequence[tuple[int, KvSpec]],
+    available_bytes: float,
+    *,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    hybrid_manager: bool = True,
+) -> KvPool:
+    """Blocks, tokens and maximum concurrency, as ``kv_cache_utils.py`` computes them.
+
+    ``get_kv_cache_groups``: one group when every layer has the same spec; one group with a
+    summed page when every layer is of one type but pages differ (``UniformTypeKVCacheSpecs``);
+    otherwise pages are unified by raising the block size of the smaller ones, layers of each
+    spec are split into groups of equal size (the smallest count, or the largest when it is
+    under 1.5× the smallest), padding the last. ``get_num_blocks``: available // page // layers
+    per group. ``_report_kv_cache_config``: tokens = blocks // groups × the smallest block size;
+    maximum concurrency = blocks ÷ the blocks one request of ``max_model_len`` needs. Mamba
+    layers take a block size of ``max_model_len`` (no prefix caching, mode "none").
+    """
+    notes: list[str] = []
+    specs = [(i, s) for i, s in layer_specs]
+    if not specs:
+        return KvPool((), 0, 1, 0, 0.0, 0, 0, notes=("attention-free: no KV cache",))
+    specs = [(i, KvSpec("mamba", max_model_len, s.page_bytes) if s.kind == "mamba" else s) for i, s in specs]
+    if not hybrid_manager:
+        specs = [
+            (i, KvSpec("full", s.block_size, s.page_bytes) if s.kind in ("sliding", "chunked") else s)
+            for i, s in specs
+        ]
+        notes.append(
+            "vLLM turns its hybrid KV-cache manager off for chunked attention by default, so"
+            " every layer keeps blocks for the whole context."
+        )
+    distinct = {s for _, s in specs}
+
+    def usage(s: KvSpec) -> int:
+        return s.max_memory_usage(max_model_len, max_num_batched_tokens)
+
+    if len(distinct) == 1:
+        (s,) = distinct
+        n = len(specs)
+        groups = (KvGroup(s, tuple(i for i, _ in specs)),)
+        num_blocks = int(available_bytes // s.page_bytes // n) if available_bytes > 0 else 0
+        per_request = -(-n * usage(s) // (s.page_bytes * n))
+        needed = n * usage(s)
+        tokens = num_blocks * s.block_size
+        return KvPool(
+            groups,
+            s.page_bytes * n,
+            num_blocks,
+            tokens,
+            num_blocks / per_request,
+            per_request,
+            needed,
+            notes=tuple(notes),
+        )
+    kinds = {s.kind for s in distinct}
+    windows = {s.window for s in distinct}
+    block_sizes = {s.block_size for s in distinct}
+    if len(kinds) == 1 and len(block_sizes) == 1 and (kinds == {"full"} or len(windows) == 1):
+        # UniformTypeKVCacheSpecs: one group, a block is every layer's page together
+        page_sum = sum(s.page_bytes for _, s in specs)
+        num_blocks = int(available_bytes // page_sum) if available_bytes > 0 else 0
+        max_pages = max(-(-usage(s) // s.page_bytes) for _, s in specs)
+        (block_size,) = block_sizes
+        group = KvGroup(specs[0][1], tuple(i for i, _ in specs))
+        return KvPool(
+            (group,),
+            page_sum,
+            num_blocks,
+            num_blocks * block_size,
+            num_blocks / max_pages,
+            max_pages,
+            sum(usage(s) for _, s in specs),
+            uniform_type=True,
+            notes=tuple(notes),
+        )
+    # unify page sizes (unify_kv_cache_spec_page_size)
+    page = max(s.page_bytes for _, s in specs)
+    unified = []
+    for i, s in specs:
+        if s.page_bytes != page:
+            if page % s.page_bytes:
+                raise EngineError("KV pages of different layers cannot be unified (vLLM raises too)")
+            ratio = page // s.page_bytes
+            s = KvSpec(s.kind, s.block_size * ratio, page, s.window)
+        unified.append((i, s))
+    by_spec: dict[KvSpec, list[int]] = {}
+    for i, s in unified:
+        by_spec.setdefault(s, []).append(i)
+    counts = [len(v) for v in by_spec.values()]
+    group_size = min(counts)
+    if max(counts) < min(counts) * 1.5:
+        group_size = max(counts)
+    groups: list[KvGroup] = []
+    for s, layers in by_spec.items():
+        n_groups = -(-len(layers) // group_size)
+        pad = group_size - len(layers) % group_size
+        if pad != group_size:
+            notes.append(f"{pad} padding layer(s) added to the {s.kind} groups, as vLLM does.")
+        for g in range(n_groups):
+            members = tuple(layers[g::n_groups])
+            groups.append(KvGroup(s, members, group_size - len(members)))
+    num_blocks = int(available_bytes // page // group_size) if available_bytes > 0 else 0
+    min_block = min(g.spec.block_size for g in groups)
+    tokens = num_blocks // len(groups) * min_block
+    per_request_bytes = group_size * sum(usage(g.spec) for g in groups)
+    per_request = -(-per_request_bytes // (page * group_size))
+    needed = group_size * page * sum(-(-usage(g.spec) // page) for g in groups)
+    return KvPool(
+        tuple(groups),
+        page * group_size,
+        num_blocks,
+        tokens,
+        num_blocks / per_request,
+        per_request,
+        needed,
+        notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VllmStartup:
+    """vLLM's start-up ledger for one GPU (per GPU when ``tp`` > 1), in bytes unless named."""
+
+    model: str
+    gpu: str
+    tp: int
+    pp: int
+    max_model_len: int
+    gpu_memory_utilization: float
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    block_size: int
+    weights_label: str
+    kv_cache_dtype: str
+    total_bytes: float  # as the device reports it
+    requested_bytes: float  # gpu_memory_utilization × total
+    weights_bytes: float
+    activation_bytes: float
+    non_torch_bytes: float
+    kv_bytes: float  # "Available KV cache memory"
+    kv_tokens: int  # "GPU KV cache size"
+    max_concurrency: float  # for max_model_len
+    cuda_graph_bytes: float
+    headroom_bytes: float  # total − requested − CUDA graphs
+    verdict: str  # "fits", "refused", "oom"
+    message: str
+    num_blocks: int = 0
+    kv_groups: int = 0
+    needed_per_request_bytes: float = 0.0
+    weights_parts: dict[str, float] = field(default_factory=dict, compare=False)
+    activation_parts: dict[str, float] = field(default_factory=dict, compare=False)
+    notes: tuple[str, ...] = ()
+    total_source: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict == "fits"
+
+    @property
+    def non_kv_bytes(self) -> float:
+        return self.weights_bytes + self.activation_bytes + self.non_torch_bytes
+
+
+def format_gib(value: float) -> str:
+    """A size as vLLM prints it: GiB rounded to two decimals (``utils/mem_utils.py: format_gib``)."""
+    return f"{round(value / GiB, 2)}"
+
+
+def _resolve_gpu(gpu: str | Accelerator) -> Accelerator:
+    if isinstance(gpu, Accelerator):
+        return gpu
+    try:
+        return get_accelerator(gpu)
+    except (KeyError, ValueError) as exc:
+        raise EngineError(f"gpu {gpu!r} is not in the catalog") from exc
+
+
+def _as_spec(spec: ModelSpec | Mapping[str, Any], config: Mapping[str, Any] | None):
+    if isinstance(spec, ModelSpec):
+        return spec, config
+    if isinstance(spec, Mapping):
+        return ModelSpec.from_hf_config(dict(spec)), spec
+    raise EngineError("spec must be a ModelSpec or a config.json object")
+
+
+def vllm_startup(
+    spec: ModelSpec | Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    max_model_len: int | None,
+    gpu_memory_utilization: float = 0.9,
+    dtype: str | None = None,
+    quantization: str | None = None,
+    kv_cache_dtype: str = "auto",
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    enforce_eager: bool = False,
+    config: Mapping[str, Any] | None = None,
+    total_bytes: float | None = None,
+    offline: bool = False,
+) -> VllmStartup:
+    """Predict what vLLM 0.19 prints when it starts this model on ``gpu`` (per GPU).
+
+    ``spec`` is a ``ModelSpec`` or the model's ``config.json`` (needed for a checkpoint's
+    ``quantization_config`` and for hybrid models' state layers; or pass it as ``config``).
+    ``total_bytes`` overrides the device's reported memory (a log's ``total_memory``); by default
+    it is the sourced reading for the catalog row (``reported_memory_bytes``), and a row without
+    one is refused. ``offline`` uses the ``LLM`` class's batch defaults instead of the server's.
+    Refusals that vLLM itself would raise come back as ``verdict="refused"`` with its reason:
+    a context above the model's limit, heads that do not split over TP, weights or
+    activations that leave nothing for the cache, too little KV memory for one request.
+    """
+    spec, config = _as_spec(spec, config)
+    accel = _resolve_gpu(gpu)
+    if not 0 < gpu_memory_utilization <= 1:
+        raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization!r}")
+    if tp < 1 or pp < 1:
+        raise EngineError("tp and pp must be at least 1")
+    if pp != 1:
+        raise EngineError("pipeline parallelism (pp > 1) is not modelled yet")
+    if kv_cache_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"):
+        raise EngineError(f"kv_cache_dtype {kv_cache_dtype!r} is not modelled")
+    layout = weight_layout(config, dtype=dtype, quantization=quantization)
+    total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
+    total_source = "given" if total_bytes else reported_memory_source(accel)
+    if not total:
+        raise EngineError(
+            f"{accel.name}: no sourced reading of the memory this device reports; enter the total"
+            " nvidia-smi or torch shows"
+        )
+    derived_max = spec.max_positions or 0
+    model_len = int(max_model_len) if max_model_len else derived_max
+    if model_len <= 0:
+        raise EngineError("max_model_len: the config gives no max_position_embeddings; set one")
+    defaults = scheduler_defaults(total, accel.name, offline=offline)
+    user_batched = max_num_batched_tokens is not None
+    batched = int(max_num_batched_tokens) if user_batched else defaults[0]
+    seqs = int(max_num_seqs) if max_num_seqs is not None else defaults[1]
+    if not user_batched:
+        batched = min(seqs * model_len, batched)  # arg_utils.py: chunked prefill keeps it ≤ seqs × len
+    kv_bytes_per_value = 1 if kv_cache_dtype.startswith("fp8") else layout.dtype_bytes
+    requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py: request_memory
+    weights_parts = vllm_weight_bytes(spec, layout, tp)
+    weights = sum(weights_parts.values())
+    act = vllm_activation_bytes(
+        spec, layout, tp=tp, max_num_batched_tokens=batched, max_num_seqs=seqs, num_sms=accel.sm_count
+    )
+    activation = act["total"]
+    non_torch = NON_TORCH_BYTES_TP1 if tp == 1 else NON_TORCH_BYTES_TPN
+    graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
+    available = requested - (weights + activation + non_torch)
+    name = spec.name or spec.family
+    base = {
+        "model": name,
+        "gpu": accel.name,
+        "tp": tp,
+        "pp": pp,
+        "max_model_len": model_len,
+        "gpu_memory_utilization": gpu_memory_utilization,
+        "max_num_batched_tokens": batched,
+        "max_num_seqs": seqs,
+        "weights_label": layout.label,
+        "kv_cache_dtype": "fp8" if kv_cache_dtype.startswith("fp8") else layout.dtype,
+        "total_bytes": total,
+        "requested_bytes": float(requested),
+        "weights_bytes": weights,
+        "activation_bytes": activation,
+        "non_torch_bytes": non_torch,
+        "cuda_graph_bytes": graphs,
+        "headroom_bytes": total - requested - graphs,
+        "weights_parts": weights_parts,
+        "activation_parts": act,
+        "total_source": total_source,
+    }
+
+    def refused(message: str, **extra: Any) -> VllmStartup:
+        fields_ = {
+            "block_size": DEFAULT_BLOCK_SIZE,
+            "kv_bytes": max(available, 0.0),
+            "kv_tokens": 0,
+            "max_concurrency": 0.0,
+            "verdict": "refused",
+            "message": message,
+        }
+        return VllmStartup(**(base | fields_ | extra))
+
+    if derived_max and model_len > derived_max:
+        return refused(
+            f"User-specified max_model_len ({model_len}) is greater than the derived max_model_len"
+            f" (max_position_embeddings={derived_max} in the model's config.json): vLLM refuses to start."
+        )
+    if spec.num_heads % tp:
+        return refused(
+            f"Total number of attention heads ({spec.num_heads}) must be divisible by tensor"
+            f" parallel size ({tp})."
+        )
+    kv_heads = spec.num_kv_heads
+    if not spec.uses_mla and (kv_heads % tp if kv_heads >= tp else tp % kv_heads):
+        return refused(f"{kv_heads} KV heads cannot be split or replicated evenly over {tp} GPUs.")
+    if weights > requested:
+        return refused(
+            f"The weights take {format_gib(weights)} GiB per GPU, more than the"
+            f" {format_gib(requested)} GiB requested ({gpu_memory_utilization} × {format_gib(total)} GiB):"
+            " loading fails with CUDA out of memory. Use more GPUs (tensor parallelism) or a"
+            " smaller format."
+        )
+    specs, block_size, spec_notes = kv_layer_specs(
+        spec, config, tp=tp, kv_bytes=kv_bytes_per_value, dtype_bytes=layout.dtype_bytes
+    )
+    hybrid_manager = not any(s.kind == "chunked" for _, s in specs)
+    pool = kv_pool(
+        specs,
+        available,
+        max_model_len=model_len,
+        max_num_batched_tokens=batched,
+        hybrid_manager=hybrid_manager,
+    )
+    notes = spec_notes + pool.notes
+    extra = {
+        "block_size": block_size,
+        "kv_bytes": available,
+        "kv_tokens": pool.tokens,
+        "max_concurrency": pool.max_concurrency,
+        "num_blocks": pool.num_blocks,
+        "kv_groups": len(pool.groups),
+        "needed_per_request_bytes": float(pool.needed_bytes),
+        "notes": notes,
+    }
+    if available <= 0:
+        return refused(
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization`"
+            " when initializing the engine.",
+            **(extra | {"kv_bytes": available}),
+        )
+    if pool.needed_bytes > available:
+        longest = _longest_model_len(specs, available, model_len, batched, hybrid_manager)
+        hint = (
+            f" Based on the available memory, the estimated maximum model length is {longest}."
+            if longest
+            else ""
+        )
+        return refused(
+            f"To serve at least one request with the model's max seq len ({model_len}),"
+            f" ({format_gib(pool.needed_bytes)} GiB KV cache is needed, which is larger than the"
+            f" available KV cache memory ({format_gib(available)} GiB).{hint}",
+            **extra,
+        )
+    if graphs and total - requested - graphs < 0:
+        return VllmStartup(
+            **(
+                base
+                | extra
+                | {
+                    "verdict": "oom",
+                    "message": (
+                        f"The KV pool is sized, then CUDA-graph capture needs about {format_gib(graphs)} GiB"
+                        f" beyond the {format_gib(requested)} GiB requested, and only"
+                        f" {format_gib(total - requested)} GiB are left: capture runs out of memory."
+                        " Lower gpu_memory_utilization or pass --enforce-eager."
+                    ),
+                }
+            )
+        )
+    return VllmStartup(
+        **(
+            base
+            | extra
+            | {
+                "verdict": "fits",
+                "message": (
+                    f"{pool.tokens:,} tokens of KV cache: {pool.max_concurrency:.2f} requests of"
+                    f" {model_len:,} tokens at once."
+                ),
+            }
+        )
+    )
+
+
+def _longest_model_len(
+    specs: Sequence[tuple[int, KvSpec]], available: float, model_len: int, batched: int, hybrid: bool
+) -> int:
+    """``estimate_max_model_len``: the longest context whose one request fits (binary search)."""
+
+    def fits(length: int) -> bool:
+        pool = kv_pool(
+            specs, available, max_model_len=length, max_num_batched_tokens=batched, hybrid_manager=hybrid
+        )
+        return pool.needed_bytes <= available
+
+    if not fits(1):
+        return 0
+    left, right, best = 1, model_len, 1
+    while left <= right:
+        mid = (left + right) // 2
+        if fits(mid):
+            best, left = mid, mid + 1
+        else:
+            right = mid - 1
+    return best
+
+
+def log_lines(startup: VllmStartup) -> list[str]:
+    """The start-up lines vLLM 0.19 prints for this ledger, worded as it words them."""
+    s = startup
+    lines = [
+        f"worker init memory snapshot: total_memory={format_gib(s.total_bytes)}GiB",
+        f"worker requested memory: {format_gib(s.requested_bytes)}GiB",
+        f"Model loading took {format_gib(s.weights_bytes)} GiB memory",
+        (
+            f"Memory profiling takes … Total non KV cache memory: {format_gib(s.non_kv_bytes)}GiB;"
+            f" torch peak memory increase: {format_gib(s.activation_bytes)}GiB; non-torch forward"
+            f" increase memory: {format_gib(s.non_torch_bytes)}GiB; weights memory:"
+            f" {format_gib(s.weights_bytes)}GiB."
+        ),
+        f"Available KV cache memory: {format_gib(s.kv_bytes)} GiB",
+    ]
+    if s.verdict != "refused" or s.kv_tokens:
+        lines += [
+            f"GPU KV cache size: {s.kv_tokens:,} tokens",
+            f"Maximum concurrency for {s.max_model_len:,} tokens per request: {s.max_concurrency:.2f}x",
+        ]
+    if s.cuda_graph_bytes:
+        lines.append(f"Graph capturing finished, took {format_gib(s.cuda_graph_bytes)} GiB")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a real log
+# ---------------------------------------------------------------------------------------------
+
+MAX_LOG_CHARS = 2_000_000
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+_UNIT = {"gib": GiB, "gb": 1e9, "mib": MiB, "mb": 1e6}
+LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
+    # key, regex, unit ("GiB" etc., "count", "ratio")
+    ("total_bytes", r"total_memory=" + _NUM + r"\s*GiB", "gib"),
+    ("total_bytes", r"Free memory on device \([0-9.]+/" + _NUM + r" GiB\)", "gib"),
+    ("requested_bytes", r"worker requested memory: " + _NUM + r"\s*GiB", "gib"),
+    ("requested_bytes", r"Requested memory: [0-9.]+ \(util\), " + _NUM + r" GiB", "gib"),
+    ("weights_bytes", r"weights memory: " + _NUM + r"\s*GiB", "gib"),
+    ("weights_bytes", r"Model loading took " + _NUM + r"\s*(GiB|GB)", "unit"),
+    ("weights_bytes", r"Loading model weights took " + _NUM + r"\s*(GiB|GB)", "unit"),
+    ("weights_bytes", r"model weights take " + _NUM + r"\s*GiB", "gib"),
+    ("activation_bytes", r"torch peak memory increase: " + _NUM + r"\s*GiB", "gib"),
+    ("activation_bytes", r"PyTorch activation peak memory takes " + _NUM + r"\s*GiB", "gib"),
+    (
+        "activation_bytes",
+        r"Actual usage is [0-9.]+ GiB for weight, " + _NUM + r" GiB for peak activation",
+        "gib",
+    ),
+    ("non_torch_bytes", r"non-torch forward increase memory: " + _NUM + r"\s*GiB", "gib"),
+    ("non_torch_bytes", r"non_torch_memory takes " + _NUM + r"\s*GiB", "gib"),
+    ("non_torch_bytes", r"GiB for peak activation, " + _NUM + r" GiB for non-torch memory", "gib"),
+    ("kv_bytes", r"Available KV cache memory: " + _NUM + r"\s*GiB", "gib"),
+    ("kv_bytes", r"the rest of the memory reserved for KV Cache is " + _NUM + r"\s*GiB", "gib"),
+    ("kv_tokens", r"GPU KV cache size: " + _NUM + r" tokens", "count"),
+    ("max_concurrency", r"Maximum concurrency for [0-9,]+ tokens per request: " + _NUM + r"x", "ratio"),
+    ("max_model_len", r"Maximum concurrency for " + _NUM + r" tokens per request", "count"),
+    ("max_model_len", r"Using max model len " + _NUM, "count"),
+    ("cuda_graph_bytes", r"CUDA graph pool memory: (-?" + _NUM[1:] + r" GiB \(actual\)", "gib"),
+    ("cuda_graph_bytes", r"Graph capturing finished in [0-9.]+ secs?, took (-?" + _NUM[1:] + r" GiB", "gib"),
+    ("tp", r"tensor_parallel_size=" + _NUM, "count"),
+    ("gpu_memory_utilization", r"Requested memory: " + _NUM + r" \(util\)", "ratio"),
+    ("gpu_memory_utilization", r"'gpu_memory_utilization': " + _NUM, "ratio"),
+    ("num_gpu_blocks", r"num_gpu_blocks is: " + _NUM, "count"),
+    ("num_gpu_blocks", r"# GPU blocks: " + _NUM, "count"),
+    ("version", r"LLM engine \(v([0-9][0-9A-Za-z.+-]*)\)", "text"),
+    ("version", r"vLLM API server version ([0-9][0-9A-Za-z.+-]*)", "text"),
+)
+_COMPILED = tuple((key, re.compile(rx), unit) for key, rx, unit in LOG_PATTERNS)
+LOG_TERMS = (
+    "total_bytes",
+    "requested_bytes",
+    "weights_bytes",
+    "activation_bytes",
+    "non_torch_bytes",
+    "kv_bytes",
+    "kv_tokens",
+    "max_concurrency",
+    "cuda_graph_bytes",
+)
+
+
+class LogError(ValueError):
+    """A text that is not a vLLM start-up log this parser can read."""
+
+
+def parse_vllm_log(text: str) -> dict[str, Any]:
+    """The start-up terms found in a real vLLM log, keyed and in units as ``VllmStartup``'s fields.
+
+    Reads the lines of vLLM 0.6-0.19 however each version words them (DEBUG lines included),
+    from any worker: a term printed by several ranks takes the first rank's value (they match
+    unless the GPUs differ). Sizes come back in bytes (GiB = 2^30 as vLLM prints them),
+    ``kv_tokens`` and ``max_model_len`` as integers. Raises ``LogError`` when the text has none
+    of the lines that size the KV cache: a guess is never returned.
+    """
+    if not isinstance(text, str):
+        raise LogError("the log must be text")
+    if len(text) > MAX_LOG_CHARS:
+        raise LogError(f"the log is {len(text):,} characters; paste the start-up part (under 2 MB)")
+    found: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    for line in text.splitlines():
+        if len(line) > 20_000:
+            continue
+        for key, rx, unit in _COMPILED:
+            m = rx.search(line)
+            if not m:
+                continue
+            seen[key] = seen.get(key, 0) + 1
+            if key in found:
+                continue
+            raw = m.group(1).replace(",", "")
+            try:
+                if unit == "text":
+                    found[key] = m.group(1)
+                elif unit == "count":
+                    found[key] = int(float(raw))
+                elif unit == "ratio":
+                    found[key] = float(raw)
+                elif unit == "unit":
+                    found[key] = float(raw) * _UNIT[m.group(2).lower()]
+                else:
+                    found[key] = float(raw) * _UNIT[unit]
+            except (ValueError, KeyError):
+                continue
+    if not any(k in found for k in ("kv_bytes", "kv_tokens", "num_gpu_blocks")):
+        raise LogError(
+            "No KV-cache line found: a vLLM start-up log prints 'Available KV cache memory' and"
+            " 'GPU KV cache size'. Paste the lines from the engine's start-up (DEBUG lines help)."
+        )
+    found["ranks"] = max(seen.get("kv_bytes", 0), seen.get("kv_tokens", 0), 1)
+    return found
+
+
+_EXPLAIN = {
+    "total_bytes": "the device reports a different total (driver, ECC, MIG): enter your device's total",
+    "requested_bytes": "utilization × the reported total: a different total or utilization",
+    "weights_bytes": "the checkpoint's format or tensors the model builds at load (vision tower, padding)",
+    "activation_bytes": (
+        "the profile run's peak: max_num_seqs × vocabulary logits in the sampler, or the MoE"
+        " workspace; different batch limits change it"
+    ),
+    "non_torch_bytes": "CUDA, NCCL and cuBLAS memory outside PyTorch: it depends on the node, not the model",
+    "kv_bytes": "what is left of the request after the three terms above",
+    "kv_tokens": "the KV bytes divided by each token's cache (per KV-cache group)",
+    "max_concurrency": "blocks ÷ the blocks one request of max_model_len needs",
+    "cuda_graph_bytes": "measured by capturing the graphs: it depends on the model and the capture sizes",
+}
+
+
+def compare_with_log(startup: VllmStartup, parsed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Predicted beside measured, term by term: value, ratio and a sentence on why they differ."""
+    rows = []
+    for key in LOG_TERMS:
+        if key not in parsed:
+            continue
+        predicted = float(getattr(startup, key))
+        measured = float(parsed[key])
+        ratio = predicted / measured if measured else math.nan
+        off = abs(ratio - 1) if measured else math.inf
+        tolerance = 0.02 if key in ("kv_tokens", "kv_bytes", "max_concurrency") else 0.01
+        rows.append(
+            {
+                "term": key,
+                "predicted": predicted,
+                "measured": measured,
+                "ratio": ratio,
+                "agrees": off <= tolerance,
+                "why": "" if off <= tolerance else _EXPLAIN[key],
+            }
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger as a memory breakdown, and the speed at the pool's concurrency
+# ---------------------------------------------------------------------------------------------
+
+LEDGER_TERMS: dict[str, tuple[str, str]] = {
+    # field: (label, glossary term id)
+    "weights_bytes": ("Weights", "weight-memory"),
+    "activation_bytes": ("Profile-run activation peak", "profile-run"),
+    "non_torch_bytes": ("Non-torch memory (CUDA, NCCL)", "nccl-buffers"),
+    "kv_bytes": ("KV block pool", "kv-block-pool"),
+    "cuda_graph_bytes": ("CUDA graphs", "cuda-graph-memory"),
+}
+_PART_KEYS = {
+    "weights_bytes": "weights",
+    "activation_bytes": "activations",
+    "non_torch_bytes": "overhead",
+    "kv_bytes": "kv_cache",
+    "cuda_graph_bytes": "cuda_graphs",
+}
+
+
+def ledger_breakdown(ledger: VllmStartup | Mapping[str, Any]) -> Any:
+    """The ledger (predicted, or parsed from a log) as an ``llm_memory.MemoryBreakdown``: the
+    parts of the GPU's memory vLLM takes, in the order it takes them, for the memory bar chart."""
+    from simulators.llm_memory import MemoryBreakdown, MemoryPart
+
+    get = (lambda k: ledger.get(k)) if isinstance(ledger, Mapping) else (lambda k: getattr(ledger, k))
+    notes = {
+        "weights_bytes": "the checkpoint's tensors as loaded, plus the rotary table",
+        "activation_bytes": "kept free for the largest batch the profile run measured",
+        "non_torch_bytes": "CUDA kernels, cuBLAS and NCCL buffers outside PyTorch",
+        "kv_bytes": "the rest of the request, cut into KV-cache blocks",
+        "cuda_graph_bytes": "captured after the pool is sized, on top of the request",
+    }
+    parts = []
+    for key, (label, term) in LEDGER_TERMS.items():
+        value = get(key)
+        if value is None:
+            continue
+        parts.append(MemoryPart(_PART_KEYS[key], label, max(float(value), 0.0), notes[key], term))
+    return MemoryBreakdown(parts=tuple(parts))
+
+
+@dataclass(frozen=True)
+class ConcurrencySpeed:
+    """A decode step with the pool full: ``batch`` requests of ``context_tokens`` each."""
+
+    batch: int
+    context_tokens: int
+    weight_bytes: float  # read per step, all GPUs together
+    kv_bytes: float  # read per step, all GPUs together
+    flops: float
+    memory_time_s: float
+    compute_time_s: float
+    compute_dtype: str
+
+    @property
+    def step_time_s(self) -> float:
+        return max(self.memory_time_s, self.compute_time_s)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.batch / self.step_time_s
+
+    @property
+    def tokens_per_s_per_request(self) -> float:
+        return 1 / self.step_time_s
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.memory_time_s >= self.compute_time_s else "compute"
+
+
+def speed_at_concurrency(
+    startup: VllmStartup,
+    spec: ModelSpec | Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    config: Mapping[str, Any] | None = None,
+    dtype: str | None = None,
+    quantization: str | None = None,
+) -> ConcurrencySpeed | None:
+    """The decode step when the pool is full: ⌊max concurrency⌋ requests, each at ``max_model_len``.
+
+    As ``llm_speed.decode_step`` bounds it (time ≥ max(bytes ÷ bandwidth, FLOPs ÷ peak), all
+    ``tp`` GPUs reading their shard at once), with the bytes vLLM actually holds: the weights in
+    the checkpoint's format (a MoE reads the experts its batch touches; the untied input
+    embedding is a lookup) and every request's KV blocks. None when no request fits.
+    """
+    from simulators.llm_speed import expected_experts_touched
+
+    spec, config = _as_spec(spec, config)
+    accel = _resolve_gpu(gpu)
+    batch = int(startup.max_concurrency)
+    if startup.verdict != "fits" or batch < 1:
+        return None
+    layout = weight_layout(config, dtype=dtype, quantization=quantization)
+    parts = vllm_weight_bytes(spec, layout, startup.tp)
+    experts = parts["experts"]
+    if spec.is_moe and spec.num_experts:
+        touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, batch)
+        experts *= touched / spec.num_experts
+    head = parts["lm_head"] if parts["lm_head"] else parts["embeddings"]
+    per_gpu = parts["attention"] + parts["mlp"] + experts + head + parts["routers_norms_other"]
+    weight_read = per_gpu * startup.tp
+    kv_read = batch * startup.needed_per_request_bytes * startup.tp
+    context = startup.max_model_len
+    cached = sum(spec.cached_tokens_per_layer(context)) / max(spec.num_layers, 1)
+    head_size = spec.qk_nope_head_dim + spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
+    q_width = spec.num_heads * head_size
+    flops = 2 * spec.matmul_params(active=True) * batch + 4 * spec.num_layers * q_width * cached * batch
+    if layout.quantized == "linear" and layout.bits == 8 and "INT8" in layout.label:
+        wanted = "int8"
+    elif layout.quantized == "linear" and layout.bits == 8:
+        wanted = "fp8"
+    else:
+        wanted = "fp16" if layout.dtype == "float16" else "bf16"
+    dtype_used = next((d for d in (wanted, "bf16", "fp16") if accel.supports(d)), None)
+    if dtype_used is None or not accel.memory_bandwidth_bytes_per_s:
+        return None
+    n = startup.tp
+    return ConcurrencySpeed(
+        batch=batch,
+        context_tokens=context,
+        weight_bytes=weight_read,
+        kv_bytes=kv_read,
+        flops=flops,
+        memory_time_s=(weight_read + kv_read) / (accel.memory_bandwidth_bytes_per_s * n),
+        compute_time_s=flops / (accel.peak_flops(dtype_used) * n),
+        compute_dtype=dtype_used,
+    )
+
+
+def transformers_prefill(spec: ModelSpec, **kwargs: Any) -> Any:
+    """The peak of one transformers prefill: see ``simulators.hf_runtime.transformers_prefill``."""
+    from simulators.hf_runtime import transformers_prefill as _prefill
+
+    return _prefill(spec, **kwargs)

@@ -1,0 +1,311 @@
+"""vLLM's start-up ledger (simulators/engines.py) against real vLLM 0.19 start-ups.
+
+The real runs: ``tests/data/vllm_startup_calibration.jsonl`` (four start-ups on one H100 80GB
+node, the lines vLLM printed) and ``tests/data/vllm_startups.jsonl`` (125 public start-up logs:
+61 of a planner accuracy study on H100 with vLLM 0.19.0, the rest from other public
+repositories and versions; each row keeps its raw lines and the URL it came from). A row is
+predicted when it ran vLLM 0.19, printed the device's total memory, and its model's config is
+in the repository (a preset, or tests/data/vllm_configs/). Each prediction is made from the
+config and the arguments the log shows, with the total the log printed, never from the
+measured terms themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from simulators import engines
+from simulators.engines import GiB, EngineError, LogError, parse_vllm_log, vllm_startup
+from simulators.model_config import ModelSpec
+from simulators.presets import get_model_preset
+
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "vllm_configs"
+
+
+def _rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line]
+
+
+CALIBRATION = _rows("vllm_startup_calibration.jsonl")
+STARTUPS = _rows("vllm_startups.jsonl")
+PRESET_OF = {
+    "google/gemma-2-2b-it": "gemma-2-2b-it",
+    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "Qwen/Qwen1.5-MoE-A2.7B": "qwen1.5-moe-a2.7b",
+}
+
+
+def _config(row: dict) -> dict | None:
+    preset = row.get("preset") or PRESET_OF.get(row["model_id"])
+    if preset:
+        return get_model_preset(preset).config
+    path = CONFIGS / (row["model_id"].replace("/", "--").lower() + ".json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _readable(config: dict | None) -> bool:
+    """A config this project's reader sizes (one it refuses, naming the field, is not predicted)."""
+    if config is None:
+        return False
+    try:
+        ModelSpec.from_hf_config(config)
+    except ValueError:
+        return False
+    return True
+
+
+def _predictable(row: dict) -> bool:
+    return bool(
+        str(row.get("vllm_version", "")).startswith("0.19")
+        and row.get("total_memory_gib")
+        and (row.get("pp") or 1) == 1
+        and row.get("kv_cache_tokens")
+        and _readable(_config(row))
+    )
+
+
+def _predict(row: dict) -> engines.VllmStartup:
+    kwargs = {
+        "tp": row.get("tp") or 1,
+        "max_model_len": row.get("max_model_len"),
+        "gpu_memory_utilization": row.get("gpu_memory_utilization") or 0.9,
+        "total_bytes": row["total_memory_gib"] * GiB,
+    }
+    if row.get("dtype") and row["dtype"] != "auto":
+        kwargs["dtype"] = row["dtype"]
+    if row.get("quantization") in ("fp8",):
+        kwargs["quantization"] = row["quantization"]
+    if row.get("kv_cache_dtype") and row["kv_cache_dtype"] != "auto":
+        kwargs["kv_cache_dtype"] = row["kv_cache_dtype"]
+    for key in ("max_num_batched_tokens", "max_num_seqs"):
+        if row.get(key):
+            kwargs[key] = row[key]
+    return vllm_startup(_config(row), "h100-sxm", **kwargs)
+
+
+PREDICTED = [r for r in STARTUPS if _predictable(r) and not r.get("duplicate_of_calibration")]
+# MXFP4 experts on Hopper: triton_kernels' swizzled scale layout pads in ways not modelled yet
+# (engines._mxfp4_expert_bytes); the weights land within 2.5 % there, 1 % everywhere else.
+MXFP4_WEIGHT_TOLERANCE = 0.025
+
+
+def _off(predicted: float, measured: float) -> float:
+    return abs(predicted / measured - 1)
+
+
+@pytest.mark.parametrize("row", [r for r in CALIBRATION if _config(r)], ids=lambda r: r["model_id"])
+def test_calibration_startups(row):
+    """The calibration start-ups: weights within 1 %, KV pool, tokens and concurrency within 2 %."""
+    s = _predict(row)
+    assert s.verdict == "fits", s.message
+    assert _off(s.weights_bytes, row["weights_gib"] * GiB) <= 0.01
+    assert _off(s.kv_bytes, row["available_kv_gib"] * GiB) <= 0.02
+    assert _off(s.kv_tokens, row["kv_cache_tokens"]) <= 0.02
+    assert _off(s.max_concurrency, row["max_concurrency"]) <= 0.02
+    # the requested memory is exactly utilization × total, as vLLM prints it
+    assert engines.format_gib(s.requested_bytes) == f"{row['requested_memory_gib']}"
+
+
+def test_real_startups_tally():
+    """Every predictable real start-up: KV tokens within 5 %, and within 2 % on at least 90 %.
+
+    The tally (how many, worst error per term) is printed for the session note.
+    """
+    assert len(PREDICTED) >= 30, "the real start-ups should cover at least 30 predictable runs"
+    worst: dict[str, tuple[float, str]] = {}
+    within_2 = 0
+    for row in PREDICTED:
+        s = _predict(row)
+        assert s.verdict == "fits", (row["id"], s.message)
+        tokens_off = _off(s.kv_tokens, row["kv_cache_tokens"])
+        assert tokens_off <= 0.05, (row["id"], s.kv_tokens, row["kv_cache_tokens"])
+        within_2 += tokens_off <= 0.02
+        terms = {"kv_tokens": tokens_off}
+        if row.get("max_concurrency"):
+            terms["max_concurrency"] = _off(s.max_concurrency, row["max_concurrency"])
+            assert terms["max_concurrency"] <= 0.05, row["id"]
+        if row.get("weights_gib"):
+            terms["weights"] = _off(s.weights_bytes, row["weights_gib"] * GiB)
+            limit = MXFP4_WEIGHT_TOLERANCE if "MXFP4" in s.weights_label else 0.01
+            assert terms["weights"] <= limit, (row["id"], s.weights_bytes / GiB, row["weights_gib"])
+        if row.get("available_kv_gib"):
+            terms["kv_bytes"] = _off(s.kv_bytes, row["available_kv_gib"] * GiB)
+        if row.get("activation_peak_gib"):
+            terms["activation"] = _off(s.activation_bytes, row["activation_peak_gib"] * GiB)
+        for term, off in terms.items():
+            if off > worst.get(term, (-1.0, ""))[0]:
+                worst[term] = (off, row["id"])
+    share = within_2 / len(PREDICTED)
+    print(f"\n{len(PREDICTED)} real start-ups predicted; KV tokens within 2 %: {within_2} ({share:.0%})")
+    for term, (off, run) in sorted(worst.items()):
+        print(f"  worst {term}: {off:.2%} ({run})")
+    assert share >= 0.9
+
+
+@pytest.mark.parametrize("row", STARTUPS, ids=lambda r: r["id"])
+def test_parser_reads_every_real_log(row):
+    """``parse_vllm_log`` reads each real log, however its version words the lines, and finds the
+    numbers the row recorded from it (first worker's value where ranks print their own)."""
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    pairs = {
+        "kv_bytes": ("available_kv_gib", GiB),
+        "kv_tokens": ("kv_cache_tokens", 1),
+        "max_concurrency": ("max_concurrency", 1),
+        "non_torch_bytes": ("non_torch_gib", GiB),
+        "activation_bytes": ("activation_peak_gib", GiB),
+        "total_bytes": ("total_memory_gib", GiB),
+        "max_model_len": ("max_concurrency_tokens_per_request", 1),
+    }
+    for key, (column, unit) in pairs.items():
+        if row.get(column) is None:
+            continue
+        assert key in parsed, (key, column)
+        assert math.isclose(parsed[key], row[column] * unit, rel_tol=1e-9), (key, parsed[key], row[column])
+    if row.get("weights_gib") is not None and (row.get("pp") or 1) == 1:
+        assert math.isclose(parsed["weights_bytes"], row["weights_gib"] * GiB, rel_tol=2e-3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "hello world",
+        "INFO Loading model weights... done\nINFO Started server process",
+        "[x](//e.vil) <script>alert(1)</script> Available KV cache memory: lots GiB",
+        "\x00\x01\x02" * 50,
+    ],
+)
+def test_parser_refuses_what_it_cannot_read(text):
+    with pytest.raises(LogError, match="No KV-cache line"):
+        parse_vllm_log(text)
+
+
+def test_parser_refuses_a_huge_paste():
+    with pytest.raises(LogError, match="characters"):
+        parse_vllm_log("Available KV cache memory: 1.0 GiB\n" * 100_000)
+
+
+# ---------------------------------------------------------------------------------------------
+# What vLLM's code does, term by term
+# ---------------------------------------------------------------------------------------------
+
+
+def _preset(preset_id: str):
+    return get_model_preset(preset_id)
+
+
+def test_requested_memory_is_utilization_times_reported_total():
+    s = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.9)
+    assert s.requested_bytes == math.ceil(0.9 * engines.reported_memory_bytes("h100-sxm"))
+    assert s.total_bytes == 85_017_493_504  # the H100 80GB's own report, not 80e9 or 80 GiB
+
+
+def test_gemma2_sliding_and_full_layers_are_two_kv_groups():
+    """Gemma 2's 13 sliding + 13 full layers are two groups sharing one pool: tokens = blocks // 2 × 16."""
+    s = vllm_startup(_preset("gemma-2-2b-it").config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.95)
+    assert s.kv_groups == 2
+    assert s.kv_tokens == s.num_blocks // 2 * 16
+
+
+def test_hybrid_state_layers_raise_the_block_size():
+    """Qwen 3.5's gated-delta-net state page is larger than 16 tokens of attention: vLLM raises the
+    attention block to the next multiple of 16 that holds one state (models/config.py)."""
+    preset = _preset("qwen3.5-27b")
+    specs, block, notes = engines.kv_layer_specs(preset.spec, preset.config, tp=1, kv_bytes=2, dtype_bytes=2)
+    attention_page_per_token = 2 * preset.spec.num_kv_heads * preset.spec.head_dim * 2
+    state = {s.page_bytes for _, s in specs if s.kind == "mamba"}
+    assert block % 16 == 0 and block > 16 and notes
+    assert state == {block * attention_page_per_token}  # the state page is padded to the attention page
+    assert (block - 16) * attention_page_per_token < engines._mamba_state_page(preset.config, preset.spec, 1, 2)
+
+
+def test_chunked_attention_turns_the_hybrid_manager_off():
+    """Llama 4's chunked layers: vLLM disables the hybrid manager by default, one full-length group."""
+    s = vllm_startup(_preset("llama-4-scout-17b-16e").config, "h100-sxm", tp=4, max_model_len=8192)
+    assert s.kv_groups == 1
+    assert any("hybrid KV-cache manager off" in n for n in s.notes)
+
+
+def test_mxfp4_checkpoint_loads_experts_in_4_bits():
+    """gpt-oss-20b's quantization_config (mxfp4) keeps its experts at 4.25 bits: about 13 GiB, not 39."""
+    s = vllm_startup(_preset("gpt-oss-20b").config, "h100-sxm", max_model_len=8192)
+    assert "MXFP4" in s.weights_label
+    assert 12 * GiB < s.weights_bytes < 14 * GiB
+    two = vllm_startup(_preset("gpt-oss-20b").config, "h100-sxm", tp=2, max_model_len=8192)
+    assert two.weights_bytes < 0.6 * s.weights_bytes and two.non_torch_bytes > s.non_torch_bytes
+
+
+def test_runtime_fp8_and_fp8_cache():
+    base = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192)
+    fp8 = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192, quantization="fp8")
+    kv8 = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192, kv_cache_dtype="fp8")
+    assert fp8.weights_bytes < 0.6 * base.weights_bytes and fp8.kv_tokens > base.kv_tokens
+    assert kv8.kv_tokens // 2 == pytest.approx(base.kv_tokens, rel=0.001)
+
+
+def test_max_num_seqs_sets_the_sampler_peak():
+    """The sampler warm-up holds 14 bytes per request × vocabulary entry: a quarter of the requests,
+    a quarter of that term."""
+    config = _preset("gemma-2-2b-it").config
+    full = vllm_startup(config, "h100-sxm", max_model_len=8192, max_num_seqs=1024)
+    small = vllm_startup(config, "h100-sxm", max_model_len=8192, max_num_seqs=256)
+    assert full.activation_parts["sampler"] == pytest.approx(4 * small.activation_parts["sampler"], rel=0.01)
+    assert small.kv_tokens > full.kv_tokens
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"max_model_len": 1_000_000}, "greater than the derived max_model_len"),
+        ({"max_model_len": 8192, "tp": 3}, "must be divisible by tensor parallel size"),
+        ({"max_model_len": 8192, "gpu_memory_utilization": 0.15}, "more than the"),
+        ({"max_model_len": 8192, "gpu_memory_utilization": 0.21}, "No available memory"),
+    ],
+)
+def test_refusals_vllm_itself_would_print(kwargs, words):
+    s = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", **kwargs)
+    assert s.verdict == "refused"
+    assert words in s.message
+
+
+def test_kv_too_small_for_one_request_names_the_longest_context():
+    config = _preset("llama-3.1-8b").config
+    s = vllm_startup(config, "h100-sxm", max_model_len=131072, gpu_memory_utilization=0.32)
+    assert s.verdict == "refused" and "estimated maximum model length is" in s.message
+    longest = int(s.message.rsplit("is ", 1)[1].split(".")[0])
+    ok = vllm_startup(config, "h100-sxm", max_model_len=longest, gpu_memory_utilization=0.32)
+    assert ok.verdict == "fits"
+
+
+def test_unknown_fields_are_refused_by_name():
+    config = dict(_preset("llama-3.1-8b").config, quantization_config={"quant_method": "bitsandbytes"})
+    with pytest.raises(EngineError, match="quant_method 'bitsandbytes'"):
+        vllm_startup(config, "h100-sxm", max_model_len=8192)
+    with pytest.raises(EngineError, match="no sourced reading"):
+        vllm_startup(_preset("llama-3.1-8b").config, "l4", max_model_len=8192)
+
+
+def test_log_lines_round_trip_through_the_parser():
+    """The lines the page shows are worded as vLLM words them: the parser reads them back."""
+    s = vllm_startup(_preset("gemma-2-9b").config, "h100-sxm", max_model_len=8192)
+    parsed = parse_vllm_log("\n".join(engines.log_lines(s)))
+    assert parsed["kv_tokens"] == s.kv_tokens
+    assert parsed["kv_bytes"] == pytest.approx(s.kv_bytes, abs=0.006 * GiB)
+    rows = engines.compare_with_log(s, parsed)
+    assert all(r["agrees"] for r in rows if r["term"] in ("kv_tokens", "kv_bytes", "weights_bytes"))
+
+
+def test_speed_at_the_pool_concurrency():
+    """With the pool full, one decode step streams the weights once and every request's KV blocks."""
+    config = _preset("llama-3.1-8b").config
+    s = vllm_startup(config, "h100-sxm", max_model_len=16384, gpu_memory_utilization=0.95)
+    speed = engines.speed_at_concurrency(s, config, "h100-sxm")
+    assert speed.batch == int(s.max_concurrency)
+    assert speed.kv_bytes == pytest.approx(speed.batch * s.needed_per_request_bytes)
+    assert speed.bound == "memory"
+    assert speed.tokens_per_s == pytest.approx(speed.batch * speed.tokens_per_s_per_request)
