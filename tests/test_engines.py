@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from simulators import engines
-from simulators.engines import GiB, EngineError, LogError, parse_vllm_log, vllm_startup
+from simulators.engines import EngineError, GiB, LogError, parse_vllm_log, vllm_startup
 from simulators.model_config import ModelSpec
 from simulators.presets import get_model_preset
 
@@ -200,14 +200,16 @@ def _preset(preset_id: str):
 
 
 def test_requested_memory_is_utilization_times_reported_total():
-    s = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.9)
+    config = _preset("llama-3.1-8b").config
+    s = vllm_startup(config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.9)
     assert s.requested_bytes == math.ceil(0.9 * engines.reported_memory_bytes("h100-sxm"))
     assert s.total_bytes == 85_017_493_504  # the H100 80GB's own report, not 80e9 or 80 GiB
 
 
 def test_gemma2_sliding_and_full_layers_are_two_kv_groups():
     """Gemma 2's 13 sliding + 13 full layers are two groups sharing one pool: tokens = blocks // 2 × 16."""
-    s = vllm_startup(_preset("gemma-2-2b-it").config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.95)
+    config = _preset("gemma-2-2b-it").config
+    s = vllm_startup(config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.95)
     assert s.kv_groups == 2
     assert s.kv_tokens == s.num_blocks // 2 * 16
 
@@ -221,7 +223,8 @@ def test_hybrid_state_layers_raise_the_block_size():
     state = {s.page_bytes for _, s in specs if s.kind == "mamba"}
     assert block % 16 == 0 and block > 16 and notes
     assert state == {block * attention_page_per_token}  # the state page is padded to the attention page
-    assert (block - 16) * attention_page_per_token < engines._mamba_state_page(preset.config, preset.spec, 1, 2)
+    state_bytes = engines._mamba_state_page(preset.config, preset.spec, 1, 2)
+    assert (block - 16) * attention_page_per_token < state_bytes
 
 
 def test_chunked_attention_turns_the_hybrid_manager_off():
