@@ -7,8 +7,9 @@ import streamlit as st
 from content import load_page
 from content.schema import CUSTOM_MODEL, params_for
 from simulators.fit import format_seconds
-from ui.controls import format_bytes, prose
+from ui.controls import format_bytes, prose, term_markdown
 from ui.decode_gap import decode_gap
+from ui.engine_view import render_transformers, render_vllm
 from ui.layout import notice_box, simulator_layout
 from ui.measured import transformer_memory_rows
 from ui.state import PageState
@@ -35,8 +36,14 @@ with layout.controls:
     if task == "inference":
         state.widget("fit_wfmt", container=row[0])
         state.widget("fit_kvfmt", container=row[1])
-        state.widget("fit_batch", container=row[2])
         state.widget("fit_ctx", container=row[3])
+        engine = state.widget("fit_engine", container=row[2])
+        row = st.columns(4)
+        if engine == "vllm":
+            state.widget("fit_util", container=row[0])
+            state.widget("fit_seqs", container=row[1])
+        else:
+            state.widget("fit_batch", container=row[0])
     else:
         state.widget("fit_recipe", container=row[0])
         state.widget("fit_seq", container=row[1])
@@ -56,8 +63,6 @@ with layout.advanced:
     state.widget("fit_attn", container=row[0])
     if task == "inference":
         state.widget("fit_mfu", container=row[1])
-        engine = state.widget("fit_engine", container=row[2])
-        state.widget("fit_util", container=row[2], disabled=not engine)
     else:
         state.widget("fit_recompute", container=row[1])
         if task in ("lora", "qlora"):
@@ -73,33 +78,29 @@ if out["error"] or out["spec"] is None:
     view.render_memory(state, layout.verdict, "fit")
     st.stop()
 
-with layout.verdict:
-    st.markdown(f"**{out['title']}** · {out['attention']}")
-    metric_row(st, view.verdict(out))
-view.show(out["chart"], key="chart-fit-memory", container=layout.main)
-if out.get("decode"):
-    view.render_decode_time(state, layout.main, "fit")
-    view.render_cache_by_kind(state, layout.main, "fit")
-notice_box(page.section("notice"), layout.notice)
+engine = values["fit_engine"] if values["fit_task"] == "inference" else "ideal"
+if engine == "vllm":
+    render_vllm(page, state, layout)
+elif engine == "transformers":
+    render_transformers(page, state, layout)
+else:
+    with layout.verdict:
+        st.markdown(f"**{out['title']}** · {out['attention']}")
+        metric_row(st, view.verdict(out))
+    view.show(out["chart"], key="chart-fit-memory", container=layout.main)
+    if out.get("decode"):
+        view.render_decode_time(state, layout.main, "fit")
+        view.render_cache_by_kind(state, layout.main, "fit")
+    notice_box(page.section("notice"), layout.notice)
 
 with layout.more:
-    pool = out["pool"]
-    if pool is not None:
-        p = st.columns(3)
-        p[0].metric("Engine takes", f"{pool['budget'] / 1e9:,.1f} GB", help=format_bytes(pool["budget"]))
-        p[1].metric(
-            "KV-cache pool", f"{pool['pool'] / 1e9:,.1f} GB", help=f"{pool['tokens']:,} tokens of KV cache"
-        )
-        p[2].metric(
-            f"Sequences of {values['fit_ctx']:,} tokens at once",
-            f"{pool['tokens'] // max(values['fit_ctx'], 1):,}",
-            "enough for this batch" if pool["fits"] else "not enough for this batch",
-            delta_color="green" if pool["fits"] else "red",
-            delta_arrow="off",
-        )
-        st.caption(
-            "nvidia-smi shows the engine's whole share as used, whatever the batch: it is taken up front."
-        )
+    if engine != "ideal":
+        st.header("What the model needs, on an idealised runtime", divider="gray")
+        st.markdown(term_markdown(page.section("ideal")))
+        metric_row(st, view.verdict(out))
+        view.show(out["chart"], key="chart-fit-memory", container=st)
+        if out.get("decode"):
+            view.render_cache_by_kind(state, st, "fit")
     if not out["fits"]:
         needed = out["gpus_needed"]
         st.warning(

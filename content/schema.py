@@ -88,6 +88,10 @@ ROOFLINE_BATCHES = tuple(2**k for k in range(13))
 ROOFLINE_CONTEXTS = (0, 512, 1024, 2048, 4096, 8192, 32768)
 
 
+ENGINE_LABELS = {"vllm": "vLLM 0.19", "transformers": "transformers", "ideal": "Idealised"}
+MAX_NUM_SEQS = {0: "vLLM's default"} | {n: f"{n:,}" for n in (16, 64, 128, 256, 512, 1024, 2048)}
+
+
 def _models() -> dict[str, str]:
     return {p.id: p.name for p in load_model_presets()}
 
@@ -190,13 +194,23 @@ def page_params() -> dict[str, ParamSet]:
                     "the attention score matrix on chip; eager attention writes heads × tokens × tokens "
                     "scores to memory, one layer at a time.",
                 ),
-                Param(
+                _choice(
                     "fit_engine",
-                    "bool",
-                    False,
-                    title="Serve with a vLLM-style engine",
-                    help="The engine takes a fixed share of each GPU at start-up and fills the rest with "
-                    "KV-cache blocks.",
+                    ENGINE_LABELS,
+                    "vllm",
+                    title="Engine",
+                    help="vLLM: its start-up ledger, as its own code sizes it ([KV block pool]"
+                    "(glossary?term=kv-block-pool), [max concurrency](glossary?term=max-concurrency)). "
+                    "transformers: the peak of one prefill as its code runs it. Idealised: weights, "
+                    "KV cache, one layer's activations and a fixed overhead.",
+                ),
+                _choice(
+                    "fit_seqs",
+                    MAX_NUM_SEQS,
+                    0,
+                    title="max_num_seqs",
+                    help="Requests vLLM schedules at once. Its profile run warms the sampler up on this "
+                    "many, so it sets the activation peak ([profile run](glossary?term=profile-run)).",
                 ),
                 Param(
                     "fit_util",
@@ -205,9 +219,10 @@ def page_params() -> dict[str, ParamSet]:
                     lo=0.5,
                     hi=0.98,
                     step=0.01,
-                    title="Share of each GPU the engine takes",
-                    help="vLLM's gpu_memory_utilization setting: the fraction of GPU memory the engine "
-                    "reserves for weights, activations and the KV-cache pool.",
+                    title="gpu_memory_utilization",
+                    help="The share of the memory the GPU reports that vLLM takes at start-up for "
+                    "weights, activations and the KV block pool ([gpu_memory_utilization]"
+                    "(glossary?term=gpu-memory-utilization)).",
                 ),
                 Param(
                     "fit_mfu",

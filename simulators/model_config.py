@@ -9,9 +9,12 @@ memory is ``simulators.llm_memory``; how fast it runs is ``simulators.llm_speed`
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 # ---------------------------------------------------------------------------------------------
@@ -233,12 +236,66 @@ def _parse_json(config: dict | str | bytes) -> dict[str, Any]:
         k in config for k in ("hidden_size", "n_embd", "d_model", "num_hidden_layers", "n_layer")
     ):
         merged = dict(text)
-        merged.setdefault("model_type", text.get("model_type") or config.get("model_type"))
-        merged.setdefault(
-            "tie_word_embeddings", config.get("tie_word_embeddings", text.get("tie_word_embeddings"))
+        wrapper = config.get("model_type")
+        # A text_config without its own model_type has the wrapper's text model (gemma3 ->
+        # gemma3_text, as the wrapper's config class builds it).
+        text_types = config_defaults()["text_config_types"]
+        text_type = text.get("model_type") or (
+            text_types.get(wrapper, wrapper) if isinstance(wrapper, str) else wrapper
         )
+        merged.setdefault("model_type", text_type)
+        tie = config.get("tie_word_embeddings", text.get("tie_word_embeddings"))
+        if tie is not None:  # absent: the text model's config class says (hf_config_defaults.json)
+            merged.setdefault("tie_word_embeddings", tie)
         config = merged
     return config
+
+
+# Defaults of the config classes of the pinned transformers, for the fields this parser reads
+# (tools/gen_config_defaults.py writes the file, tests/test_config_defaults.py checks it).
+CONFIG_DEFAULTS_PATH = Path(__file__).resolve().parent / "data" / "hf_config_defaults.json"
+
+
+@functools.lru_cache(maxsize=1)
+def config_defaults() -> dict[str, Any]:
+    """The table in ``CONFIG_DEFAULTS_PATH``: ``defaults`` (model_type -> field -> the config
+    class's default), ``aliases`` (model_type -> field -> its other names in the class's
+    ``attribute_map``), ``text_config_types`` (multimodal wrapper -> its text model's type) and the
+    ``transformers_version`` it was made from."""
+    return json.loads(CONFIG_DEFAULTS_PATH.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _alternatives() -> dict[str, frozenset[str]]:
+    """Field -> the other names the parser reads for the same quantity (the table's groups)."""
+    out: dict[str, set[str]] = {}
+    for group in config_defaults()["alternatives"]:
+        for name in group:
+            out.setdefault(name, set()).update(set(group) - {name})
+    return {name: frozenset(others) for name, others in out.items()}
+
+
+def _fill_defaults(cfg: dict[str, Any], family: str) -> tuple[str, ...]:
+    """Give every field of ``family``'s default table that ``cfg`` leaves out its config class's
+    default, as transformers does when it builds the config; return the names filled, sorted.
+
+    Only absent fields are filled: an explicit null keeps the meaning the parser gives it (no
+    query compression for DeepSeek's q_lora_rank), and a field given under another name, of the
+    class's ``attribute_map`` (GPT-2's hidden_size for n_embd) or one the parser reads in its place
+    (an old Falcon's n_head for num_attention_heads), is not filled beside it. A field the
+    class derives from others (its default is None: Llama's head_dim, num_key_value_heads) has no
+    entry, so the parser's own rule (or its refusal naming the field) applies, as before."""
+    table = config_defaults()
+    defaults = table["defaults"].get(family, {})
+    aliases = table["aliases"].get(family, {})
+    filled = []
+    for name, value in defaults.items():
+        others = (*aliases.get(name, ()), *_alternatives().get(name, ()))
+        if name in cfg or any(other in cfg for other in others):
+            continue
+        cfg[name] = copy.deepcopy(value)
+        filled.append(name)
+    return tuple(sorted(filled))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,6 +407,10 @@ class ModelSpec:
     lookup_params: int = 0  # more embedding tables, looked up not multiplied (Gemma 3n/4 per-layer)
     extra_norm_params: int = 0  # norms beyond norms_per_layer × layers (hybrid layers differ)
     name: str = ""
+    # Config fields (Hugging Face names, sorted) the config left out and the parser filled with
+    # their config class's default (simulators/data/hf_config_defaults.json), as transformers
+    # does. Provenance only: not compared, so a spec equals one read from the complete config.
+    defaulted_fields: tuple[str, ...] = field(default=(), compare=False)
 
     # -- construction --------------------------------------------------------------------------
 
@@ -359,8 +420,10 @@ class ModelSpec:
 
         Supports the families in ``SUPPORTED_FAMILIES`` and any config with the standard
         fields (``hidden_size``, ``num_hidden_layers``, ``num_attention_heads``,
-        ``intermediate_size``, ``vocab_size``), read as a Llama-style decoder. Raises
-        ``ValueError`` naming the field and the problem for anything malformed.
+        ``intermediate_size``, ``vocab_size``), read as a Llama-style decoder. A field the
+        config leaves out takes its config class's default where transformers has one (listed
+        in the spec's ``defaulted_fields``). Raises ``ValueError`` naming the field and the
+        problem for anything malformed or missing without a default.
         """
         cfg = _parse_json(config)
         r = _Reader(cfg)
@@ -371,6 +434,9 @@ class ModelSpec:
         if family in ("refinedweb", "refinedwebmodel"):  # early Falcon checkpoints
             family = "falcon"
         check_family(family)
+        # Fields left out take their config class's default, as transformers does (a config
+        # without model_type is read as Llama-style, but no class default is assumed for it).
+        defaulted = _fill_defaults(cfg, family) if cfg.get("model_type") else ()
         reader = FAMILY_READERS.get(family)
         if reader is not None:
             kw = reader(r, cfg, family, name or str(cfg.get("_name_or_path") or ""))
@@ -378,7 +444,7 @@ class ModelSpec:
             kw = _read_openelm(r, name or str(cfg.get("_name_or_path") or ""))
         else:
             kw = _read_standard(r, cfg, family, name)
-        spec = cls(**kw)
+        spec = cls(**kw, defaulted_fields=defaulted)
         spec.check_layers()
         _check_total(spec)
         return spec
@@ -903,9 +969,10 @@ def _read_standard(r: _Reader, cfg: Mapping[str, Any], family: str, name: str = 
             "qkv_bias": qkv_bias,
             "o_bias": o_bias,
             "mlp_bias": mlp_bias,
-            "norms_per_layer": 4 if family in ("gemma2", "kolibri1") else 2,
+            # Gemma 2 and 3: a norm before and after both attention and MLP.
+            "norms_per_layer": 4 if family in ("gemma2", "gemma3_text", "kolibri1") else 2,
         }
-        if family in ("qwen3", "qwen3_moe", "kolibri1", "hy_v3", "exaone_moe") or (
+        if family in ("qwen3", "qwen3_moe", "kolibri1", "hy_v3", "exaone_moe", "gemma3_text") or (
             family == "glm4_moe" and r.bool("use_qk_norm", default=False)
         ):
             kw |= {"qk_norm": "rms", "qk_norm_dim": head_dim}
@@ -1164,9 +1231,12 @@ def _read_sliding(r: _Reader, cfg: Mapping[str, Any], family: str, layers: int) 
     layer_types = cfg.get("layer_types")
     if layer_types is None and family == "kolibri1":  # Kolibri1Config: every fifth layer is full
         layer_types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(layers)]
-    if layer_types is None and family == "exaone_moe":  # from sliding_window_pattern (default 4)
-        pattern = cfg.get("sliding_window_pattern", 4)
-        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 0:
+    if layer_types is None and family in ("exaone_moe", "gemma3_text"):
+        # From sliding_window_pattern: every pattern-th layer is full attention; absent, 4 in
+        # ExaoneMoeConfig and 6 in Gemma3TextConfig.__post_init__ (Google's Gemma 3 configs give
+        # neither layer_types nor the pattern).
+        pattern = cfg.get("sliding_window_pattern", 6 if family == "gemma3_text" else 4)
+        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < (family == "gemma3_text"):
             raise _fail(
                 "sliding_window_pattern",
                 f"{pattern!r} without layer_types is not read: give layer_types to size this model",

@@ -97,7 +97,9 @@ BAD_CONFIGS = [
     ("[1, 2, 3]", "JSON object"),
     (b"\xff\xfe\x00", "UTF-8"),
     ("null", "JSON object"),
-    ({k: v for k, v in LLAMA_3_8B.items() if k != "hidden_size"}, "hidden_size"),
+    # an absent field takes the config class's default (tests/test_config_defaults.py); an
+    # explicit null is a config that says it has none
+    (LLAMA_3_8B | {"hidden_size": None}, "hidden_size"),
     (LLAMA_3_8B | {"hidden_size": "4096"}, "hidden_size"),
     (LLAMA_3_8B | {"hidden_size": True}, "hidden_size"),
     (LLAMA_3_8B | {"hidden_size": 40.5}, "hidden_size"),
@@ -117,7 +119,9 @@ BAD_CONFIGS = [
         "num_experts_per_tok",
     ),
     (
-        {"model_type": "mixtral"} | LLAMA_3_8B | {"model_type": "mixtral", "num_local_experts": 8},
+        {"model_type": "mixtral"}
+        | LLAMA_3_8B
+        | {"model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": None},
         "num_experts_per_tok",
     ),
     (

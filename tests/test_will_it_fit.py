@@ -1,10 +1,11 @@
 """The "Will it fit?" calculator: its model (simulators/fit.py) and its page in Streamlit's harness."""
 
 import json
+from pathlib import Path
 
 import pytest
 
-from simulators import fit
+from simulators import engines, fit
 from simulators.hardware import get_accelerator, load_catalog
 from simulators.llm_memory import inference_memory, kv_cache_bytes, weight_bytes
 from simulators.presets import get_model_preset
@@ -12,6 +13,7 @@ from tests import pages
 from tests.pages import metrics
 
 PAGE = "app_pages/will_it_fit.py"
+DATA = Path(__file__).parent / "data"
 
 
 def open_page(**query: str):
@@ -83,12 +85,20 @@ def test_training_full_fine_tune_with_zero_3_splits_model_states():
 
 
 def test_page_opens_with_llama_3_8b_on_h100_by_default():
+    """The default engine is vLLM: its ledger first, the idealised needs below it."""
     at = open_page()
     assert not at.exception
     shown = metrics(at)
+    startup = engines.vllm_startup(
+        get_model_preset("llama-3-8b").config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.9
+    )
+    assert shown["GPU KV cache size"] == f"{startup.kv_tokens:,} tokens"
+    assert shown["Starts?"] == "Yes"
     assert shown["Fits?"] == "Yes"
     expected = fit.inference(get_model_preset("llama-3-8b").spec, get_accelerator("h100-sxm"), context=8192)
     assert shown["Memory per GPU"] == f"{expected.memory.total_bytes / 1e9:,.1f} GB"
+    code = " ".join(c.value for c in at.code)
+    assert f"GPU KV cache size: {startup.kv_tokens:,} tokens" in code
 
 
 def test_preset_link_reproduces_the_issue_question():
@@ -101,7 +111,12 @@ def test_preset_link_reproduces_the_issue_question():
 
 def test_every_control_round_trips_through_the_url():
     at = open_page(
-        fit_model="mixtral-8x7b", fit_gpu="a100-80gb-sxm", fit_gpus="4", fit_batch="16", fit_ctx="32768"
+        fit_model="mixtral-8x7b",
+        fit_gpu="a100-80gb-sxm",
+        fit_gpus="4",
+        fit_batch="16",
+        fit_ctx="32768",
+        fit_engine="ideal",
     )
     assert not at.exception
     assert at.selectbox(key="fit_model").value == "mixtral-8x7b"
@@ -173,19 +188,67 @@ def test_an_upload_over_the_readers_limit_is_refused_on_the_page_not_only_on_its
     assert "5,500,002 characters" in shown and "Paste or upload" not in " ".join(i.value for i in at.info)
 
 
-def test_engine_preallocation_turns_the_rest_into_a_kv_pool():
-    """vLLM-style: 90% of an 80 GB H100 is 72 GB; weights, activations and overhead come off first."""
-    spec = get_model_preset("llama-3-8b").spec
-    result = fit.inference(spec, get_accelerator("h100-sxm"), context=8192)
-    pool = fit.engine_pool(result, 0.9)
-    assert pool.budget_bytes == 0.9 * 80e9
-    assert pool.pool_bytes == pytest.approx(
-        72e9 - (result.memory.total_bytes - result.memory.get("kv_cache"))
-    )
-    assert pool.pool_tokens == int(pool.pool_bytes // 131_072)
-    at = open_page(fit_engine="true", fit_util="0.9")
+def test_vllm_ledger_on_the_page_matches_a_real_startup():
+    """The issue's first row: Llama-3.1-8B at 16k and 95 % on an H100. The page shows the ledger
+    that ``engines.vllm_startup`` computes, and it lands within 2 % of what vLLM printed
+    (476,016 tokens, 29.05x: tests/data/vllm_startup_calibration.jsonl)."""
+    at = open_page(preset="vllm-llama31-8b-16k")
     assert not at.exception
-    assert metrics(at)["Engine takes"] == "72.0 GB"
+    shown = metrics(at)
+    startup = engines.vllm_startup(
+        get_model_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=16384, gpu_memory_utilization=0.95
+    )
+    assert shown["GPU KV cache size"] == f"{startup.kv_tokens:,} tokens"
+    assert abs(startup.kv_tokens / 476_016 - 1) < 0.02
+    assert shown["Requests of 16,384 tokens at once"] == f"{startup.max_concurrency:,.2f}×"
+    assert "Decode with the pool full" in shown
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "vllm-gemma2-9b",
+        "vllm-gpt-oss-20b",
+        "vllm-gpt-oss-20b-tp2",
+        "vllm-qwen35-27b",
+        "vllm-llama4-scout-tp4",
+    ],
+)
+def test_vllm_presets_show_the_ledger(preset):
+    at = open_page(preset=preset)
+    assert not at.exception, preset
+    assert "GPU KV cache size" in metrics(at)
+    assert any("Available KV cache memory" in c.value for c in at.code)
+
+
+def test_a_pasted_vllm_log_is_diffed_term_by_term():
+    at = open_page(preset="vllm-llama31-8b-16k")
+    lines = (DATA / "vllm_startup_calibration.jsonl").read_text(encoding="utf-8").splitlines()
+    row = next(r for r in map(json.loads, lines) if r["model_id"] == "meta-llama/Llama-3.1-8B-Instruct")
+    at.text_area(key="fit_vllm_log").input("\n".join(row["raw_lines"])).run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
+    assert set(table["Term"]) >= {"kv", "kv tokens", "weights", "activation", "non torch"}
+    assert "476,016 tokens" in set(table["Your log"])
+
+
+def test_a_log_that_is_not_one_is_refused_in_words():
+    at = open_page()
+    at.text_area(key="fit_vllm_log").input("[x](//e.vil) <b>hello</b>").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error).replace("\\", "")  # Markdown escapes removed
+    assert "That log cannot be read" in shown and "No KV-cache line" in shown
+    assert "](//e.vil)" not in shown  # what the reader typed is never rendered as a link
+
+
+def test_vllm_refusal_is_said_on_the_page():
+    at = open_page(fit_model="llama-3-70b", fit_engine="vllm")
+    assert not at.exception
+    assert metrics(at)["Starts?"] == "No"
+    assert any("more than the" in e.value for e in at.error)
+    at = open_page(fit_engine="vllm", fit_wfmt="int4")
+    assert not at.exception
+    assert any("quantization_config" in e.value.replace("\\", "") for e in at.error)
 
 
 def test_the_page_shows_the_model_against_real_h100_peaks_and_explains_sliding_windows():

@@ -21,6 +21,7 @@ from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "will-it-fit"
 INFERENCE_KEYS = ("fit_wfmt", "fit_kvfmt", "fit_batch", "fit_ctx", "fit_attn", "fit_mfu")
+ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs")
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
 CONFIG_KEY = "fit_config_text"  # a pasted/uploaded config.json (session only, never in the address)
@@ -30,7 +31,7 @@ def relevant(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """The controls that change the result for the chosen task, as a hashable cache key."""
     keys = ["fit_model", "fit_task", "fit_gpu", "fit_gpus"]
     if values["fit_task"] == "inference":
-        keys += [*INFERENCE_KEYS, "fit_engine", "fit_util"]
+        keys += [*INFERENCE_KEYS, *ENGINE_KEYS]
     else:
         keys += list(TRAINING_KEYS)
         if values["fit_task"] in ("lora", "qlora"):
@@ -108,21 +109,11 @@ def outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str
         "attention": result.attention_label,
         "pool": None,
     }
-    pool = fit.engine_pool(result, values["fit_util"]) if values.get("fit_engine") else None
-    if pool is not None:
-        out["pool"] = {
-            "budget": pool.budget_bytes,
-            "pool": pool.pool_bytes,
-            "tokens": pool.pool_tokens,
-            "fits": pool.fits,
-        }
     out["chart"] = as_spec(
         memory_bars(
             [(f"{n} × {gpu.name}", memory)],
             capacity_bytes=gpu.memory_bytes,
             capacity_label=f"{gpu.name}: {gpu.memory_label}",
-            budget_bytes=pool.budget_bytes if pool else None,
-            budget_label=f"engine takes {values['fit_util']:.0%}" if pool else "",
         )
     )
     if result.decode is not None:
@@ -319,3 +310,292 @@ VIEWS = {
         render_cache_by_kind,
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine a reader runs: vLLM's start-up ledger (simulators/engines.py)
+# ---------------------------------------------------------------------------------------------
+
+VLLM_WEIGHT_FORMATS = {"bf16": None, "fp16": "float16", "fp32": "float32"}
+VLLM_KV_FORMATS = {"bf16": "auto", "fp16": "auto", "fp8": "fp8"}
+
+
+def _model_config(model_id: str, config_text: str) -> dict | None:
+    """The raw config.json of a preset or of the reader's text (for quantization_config and
+    hybrid models' state layers), or None when it cannot be read."""
+    import json
+
+    if model_id != CUSTOM_MODEL:
+        return models()[model_id].config
+    try:
+        config = json.loads(config_text)
+    except (ValueError, TypeError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def vllm_arguments(values: dict[str, Any], config: dict | None) -> tuple[dict[str, Any], str]:
+    """``engines.vllm_startup`` keywords for the page's controls, or ("", reason) for a setting
+    vLLM cannot run as asked (the reason names the control)."""
+    from simulators.engines import weight_layout
+
+    kwargs: dict[str, Any] = {
+        "tp": values["fit_gpus"],
+        "max_model_len": values["fit_ctx"],
+        "gpu_memory_utilization": values["fit_util"],
+    }
+    quantized = bool((config or {}).get("quantization_config"))
+    fmt = values["fit_wfmt"]
+    if not quantized:
+        if fmt == "fp8":
+            kwargs["quantization"] = "fp8"
+        elif fmt in VLLM_WEIGHT_FORMATS:
+            kwargs["dtype"] = VLLM_WEIGHT_FORMATS[fmt]
+        else:
+            return {}, (
+                f"Weights: vLLM loads {fmt.upper()} weights only from a checkpoint quantized that way"
+                " (AWQ, GPTQ, compressed-tensors), whose config.json has a quantization_config. Choose"
+                " BF16 or FP8 (quantized at load), or upload that checkpoint's config.json."
+            )
+    if values["fit_kvfmt"] not in VLLM_KV_FORMATS:
+        fmt = values["fit_kvfmt"].upper()
+        return {}, f"KV cache: vLLM stores the cache in the model's dtype or FP8, not {fmt}."
+    kwargs["kv_cache_dtype"] = VLLM_KV_FORMATS[values["fit_kvfmt"]]
+    if values.get("fit_seqs"):
+        kwargs["max_num_seqs"] = int(values["fit_seqs"])
+    try:
+        layout = weight_layout(config, dtype=kwargs.get("dtype"), quantization=kwargs.get("quantization"))
+    except ValueError as exc:
+        return {}, str(exc)
+    kwargs["_layout_label"] = layout.label
+    return kwargs, ""
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def engine_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
+    """vLLM's predicted start-up for one setting, as plain data (or ``{"error": …}``)."""
+    from simulators import engines
+
+    values = dict(key)
+    spec, error = _spec(values["fit_model"], config_text)
+    if spec is None:
+        return {"error": error or "no model"}
+    config = _model_config(values["fit_model"], config_text)
+    kwargs, reason = vllm_arguments(values, config)
+    if reason:
+        return {"error": reason}
+    kwargs.pop("_layout_label", None)
+    gpu = catalog()[values["fit_gpu"]]
+    try:
+        startup = engines.vllm_startup(spec, gpu, config=config, **kwargs)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    speed = None
+    if startup.fits:
+        speed = engines.speed_at_concurrency(
+            startup,
+            spec,
+            gpu,
+            config=config,
+            dtype=kwargs.get("dtype"),
+            quantization=kwargs.get("quantization"),
+        )
+    breakdown = engines.ledger_breakdown(startup)
+    chart = as_spec(
+        memory_bars(
+            [(f"vLLM on {gpu.name}", breakdown)],
+            capacity_bytes=startup.total_bytes,
+            capacity_label=f"reported {engines.format_gib(startup.total_bytes)} GiB",
+            budget_bytes=startup.requested_bytes,
+            budget_label=f"requested {startup.gpu_memory_utilization:.0%}",
+        )
+    )
+    return {
+        "error": "",
+        "startup": startup,
+        "speed": speed,
+        "chart": chart,
+        "lines": engines.log_lines(startup),
+        "title": f"{spec.name or 'Custom model'} on vLLM {engines.VLLM_VERSION},"
+        f" {values['fit_gpus']} × {gpu.name}",
+    }
+
+
+def engine_verdict(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ledger's headline: KV tokens, maximum concurrency, whether it starts, and the speed."""
+    from simulators.engines import format_gib
+
+    s = out["startup"]
+    metrics = [
+        {
+            "label": "GPU KV cache size",
+            "value": f"{s.kv_tokens:,} tokens" if s.kv_tokens else "—",
+            "help": f"Available KV cache memory: {format_gib(s.kv_bytes)} GiB per GPU, in {s.num_blocks:,}"
+            f" blocks of {s.block_size} tokens ({s.kv_groups} KV-cache group(s))",
+        },
+        {
+            "label": f"Requests of {s.max_model_len:,} tokens at once",
+            "value": f"{s.max_concurrency:,.2f}×" if s.max_concurrency else "—",
+            "help": "vLLM's 'Maximum concurrency': KV blocks ÷ the blocks one request of max_model_len needs",
+        },
+        {
+            "label": "Starts?",
+            "value": {"fits": "Yes", "oom": "Then runs out", "refused": "No"}[s.verdict],
+            "delta": f"{format_gib(s.headroom_bytes)} GiB left outside"
+            if s.verdict == "fits"
+            else ("after sizing" if s.verdict == "oom" else "vLLM refuses"),
+            "delta_color": "green" if s.verdict == "fits" else "red",
+            "delta_arrow": "off",
+        },
+    ]
+    speed = out.get("speed")
+    if speed is not None:
+        metrics.append(
+            {
+                "label": "Decode with the pool full",
+                "value": f"{speed.tokens_per_s_per_request:,.0f} tok/s each",
+                "help": f"{speed.batch} requests × {speed.context_tokens:,} tokens: at most"
+                f" {speed.tokens_per_s:,.0f} tokens/s in total, {speed.bound}-bound"
+                f" ({(speed.weight_bytes + speed.kv_bytes) / 1e9:,.1f} GB read per step)",
+            }
+        )
+    return metrics
+
+
+def ledger_table(startup: Any) -> Any:
+    """The ledger's terms with their values in GiB (as vLLM prints them) and GB."""
+    from simulators.engines import LEDGER_TERMS, format_gib
+
+    rows = [
+        {
+            "Term": "Memory the GPU reports",
+            "GiB": format_gib(startup.total_bytes),
+            "GB": f"{startup.total_bytes / 1e9:,.2f}",
+        },
+        {
+            "Term": f"Requested ({startup.gpu_memory_utilization} × reported)",
+            "GiB": format_gib(startup.requested_bytes),
+            "GB": f"{startup.requested_bytes / 1e9:,.2f}",
+        },
+    ]
+    for key, (label, _term) in LEDGER_TERMS.items():
+        value = getattr(startup, key)
+        rows.append({"Term": label, "GiB": format_gib(value), "GB": f"{value / 1e9:,.2f}"})
+    rows.append(
+        {
+            "Term": "Left outside after CUDA graphs",
+            "GiB": format_gib(startup.headroom_bytes),
+            "GB": f"{startup.headroom_bytes / 1e9:,.2f}",
+        }
+    )
+    return arrow(rows)
+
+
+def log_comparison(startup: Any, text: str) -> dict[str, Any]:
+    """A pasted log read and set beside the prediction, or ``{"error": …}`` in words."""
+    from simulators import engines
+
+    try:
+        parsed = engines.parse_vllm_log(text)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    rows = engines.compare_with_log(startup, parsed)
+    table = [
+        {
+            "Term": r["term"].removesuffix("_bytes").replace("_", " "),
+            "Predicted": _term_value(r["term"], r["predicted"]),
+            "Your log": _term_value(r["term"], r["measured"]),
+            "Predicted ÷ log": f"{r['ratio']:.3f}",
+            "Agrees": "yes" if r["agrees"] else "no",
+            "Why it may differ": r["why"] or "—",
+        }
+        for r in rows
+    ]
+    chart = as_spec(
+        memory_bars(
+            [
+                ("Predicted", engines.ledger_breakdown(startup)),
+                ("Your log", engines.ledger_breakdown(parsed)),
+            ],
+            capacity_bytes=parsed.get("total_bytes") or startup.total_bytes,
+            capacity_label="reported",
+        )
+    )
+    return {"error": "", "parsed": parsed, "table": arrow(table), "rows": rows, "chart": chart}
+
+
+def _term_value(term: str, value: float) -> str:
+    if term == "kv_tokens":
+        return f"{int(value):,} tokens"
+    if term == "max_concurrency":
+        return f"{value:,.2f}×"
+    return f"{value / 2**30:,.2f} GiB"
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers: the peak of one prefill (simulators/hf_runtime.py through engines)
+# ---------------------------------------------------------------------------------------------
+
+HF_ATTENTION = {"flash": "sdpa", "eager": "eager"}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def transformers_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
+    """One transformers prefill for one setting, as plain data (or ``{"error": …}``)."""
+    from simulators import engines
+
+    values = dict(key)
+    spec, error = _spec(values["fit_model"], config_text)
+    if spec is None:
+        return {"error": error or "no model"}
+    if values["fit_gpus"] != 1:
+        return {"error": "GPUs: transformers' generate runs on one GPU here; set GPUs to 1."}
+    if values["fit_wfmt"] not in ("bf16", "fp16"):
+        return {"error": "Weights: the transformers prefill is sized for 16-bit weights (BF16 or FP16)."}
+    gpu = catalog()[values["fit_gpu"]]
+    try:
+        memory = engines.transformers_prefill(
+            spec,
+            context_tokens=values["fit_ctx"],
+            batch=values["fit_batch"],
+            attention=HF_ATTENTION[values["fit_attn"]],
+        )
+    except ValueError as exc:
+        return {"error": str(exc)}
+    reported = engines.reported_memory_bytes(gpu)
+    capacity = reported or gpu.memory_bytes
+    label = f"reported {engines.format_gib(reported)} GiB" if reported else f"{gpu.name}: {gpu.memory_label}"
+    total = memory.total_bytes
+    cache = memory.get("cache")
+    fits = total <= capacity
+    metrics = [
+        {"label": "Prefill peak", "value": f"{total / 1e9:,.1f} GB", "help": _both(total)},
+        {"label": "Cache after the prefill", "value": f"{cache / 1e9:,.2f} GB", "help": _both(cache)},
+        {
+            "label": "Fits?",
+            "value": "Yes" if fits else "No",
+            "delta": f"{(capacity - total) / 1e9:+,.1f} GB" + (" headroom" if fits else " short"),
+            "delta_color": "green" if fits else "red",
+            "delta_arrow": "off",
+        },
+    ]
+    rows = [
+        {
+            "Part": p.label,
+            "GB": f"{p.bytes / 1e9:,.3f}",
+            "GiB": f"{p.bytes / 2**30:,.3f}",
+            "What it is": p.explanation,
+        }
+        for p in memory.parts
+    ]
+    return {
+        "error": "",
+        "title": f"{spec.name or 'Custom model'} in transformers: one prefill of {values['fit_ctx']:,} tokens"
+        f" × {values['fit_batch']} on {gpu.name}",
+        "metrics": metrics,
+        "chart": as_spec(
+            memory_bars([("transformers prefill", memory)], capacity_bytes=capacity, capacity_label=label)
+        ),
+        "parts": arrow(rows),
+        "notes": list(memory.notes),
+    }
