@@ -7,7 +7,7 @@ import streamlit as st
 from content import load_page
 from content.schema import CUSTOM_MODEL, params_for
 from simulators.fit import format_seconds
-from ui.controls import format_bytes, prose, term_markdown
+from ui.controls import format_bytes, plain, prose, term_markdown
 from ui.decode_gap import decode_gap
 from ui.engine_view import render_transformers, render_vllm
 from ui.layout import notice_box, simulator_layout
@@ -42,6 +42,7 @@ with layout.controls:
         if engine == "vllm":
             state.widget("fit_util", container=row[0])
             state.widget("fit_seqs", container=row[1])
+            state.widget("fit_total", container=row[2])
         else:
             state.widget("fit_batch", container=row[0])
     else:
@@ -94,6 +95,11 @@ else:
     notice_box(page.section("notice"), layout.notice)
 
 with layout.more:
+    if out["spec"].defaulted_fields:
+        st.info(
+            "Not in this config.json, so taken from the transformers config class's defaults (as"
+            f" transformers itself does): {plain(', '.join(out['spec'].defaulted_fields), 600)}."
+        )
     if engine != "ideal":
         st.header("What the model needs, on an idealised runtime", divider="gray")
         st.markdown(term_markdown(page.section("ideal")))

@@ -204,6 +204,18 @@ def page_params() -> dict[str, ParamSet]:
                     "transformers: the peak of one prefill as its code runs it. Idealised: weights, "
                     "KV cache, one layer's activations and a fixed overhead.",
                 ),
+                Param(
+                    "fit_total",
+                    "float",
+                    0.0,
+                    lo=0.0,
+                    hi=1024.0,
+                    step=0.01,
+                    title="Memory the GPU reports (GiB)",
+                    help="What the device itself reports, e.g. vLLM's 'total_memory=' line or "
+                    "torch.cuda.mem_get_info()[1] ÷ 2³⁰; 0 takes the catalog's sourced reading (an H100 "
+                    "80GB reports 79.18 GiB). The label on the box is more than the device reports.",
+                ),
                 _choice(
                     "fit_seqs",
                     MAX_NUM_SEQS,

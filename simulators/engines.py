@@ -848,8 +848,9 @@ def vllm_startup(
     total_source = "given" if total_bytes else reported_memory_source(accel)
     if not total:
         raise EngineError(
-            f"{accel.name}: no sourced reading of the memory this device reports; enter the total"
-            " nvidia-smi or torch shows"
+            f"{accel.name}: no sourced reading of the memory this device reports. Enter the total"
+            " your device reports (vLLM's total_memory= line, or torch.cuda.mem_get_info()[1]) in"
+            " 'Memory the GPU reports'."
         )
     derived_max = spec.max_positions or 0
     model_len = int(max_model_len) if max_model_len else derived_max

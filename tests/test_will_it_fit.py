@@ -307,3 +307,23 @@ def test_each_flagship_preset_opens_from_its_link_with_its_exact_cache(model):
         row for table in tables for _, row in table.iterrows() if str(row.iloc[0]).startswith("KV cache")
     ]
     assert shown and abs(float(shown[0].iloc[1]) - kv_gb) <= 0.006 + 0.001 * kv_gb, (shown, kv_gb)
+
+
+def test_a_gpu_without_a_sourced_reported_total_asks_for_it():
+    at = open_page(fit_gpu="a100-80gb-sxm", fit_engine="vllm")
+    assert not at.exception
+    assert any("Memory the GPU reports" in e.value for e in at.error)
+    at = open_page(fit_gpu="a100-80gb-sxm", fit_engine="vllm", fit_total="79.25")
+    assert not at.exception
+    assert "GPU KV cache size" in metrics(at)
+
+
+def test_a_config_with_omitted_fields_says_which_were_defaulted():
+    """Gemma 3 4B as Google publishes it leaves out its head counts and vocabulary."""
+    text = (DATA / "configs" / "gemma-3-4b-it.json").read_text(encoding="utf-8")
+    at = open_page(fit_model="custom")
+    at.text_area(key="fit_paste").input(text).run()
+    assert not at.exception
+    shown = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "num_attention_heads" in shown and "vocab_size" in shown
+    assert "GPU KV cache size" in metrics(at)

@@ -21,7 +21,7 @@ from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "will-it-fit"
 INFERENCE_KEYS = ("fit_wfmt", "fit_kvfmt", "fit_batch", "fit_ctx", "fit_attn", "fit_mfu")
-ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs")
+ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs", "fit_total")
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
 CONFIG_KEY = "fit_config_text"  # a pasted/uploaded config.json (session only, never in the address)
@@ -363,6 +363,8 @@ def vllm_arguments(values: dict[str, Any], config: dict | None) -> tuple[dict[st
     kwargs["kv_cache_dtype"] = VLLM_KV_FORMATS[values["fit_kvfmt"]]
     if values.get("fit_seqs"):
         kwargs["max_num_seqs"] = int(values["fit_seqs"])
+    if values.get("fit_total"):
+        kwargs["total_bytes"] = float(values["fit_total"]) * 2**30
     try:
         layout = weight_layout(config, dtype=kwargs.get("dtype"), quantization=kwargs.get("quantization"))
     except ValueError as exc:
