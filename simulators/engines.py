@@ -264,7 +264,9 @@ def _kv_heads_per_rank(kv_heads: int, tp: int) -> int:
     return max(1, kv_heads // tp)
 
 
-def vllm_weight_bytes(spec: ModelSpec, layout: WeightLayout, tp: int = 1) -> dict[str, float]:
+def vllm_weight_bytes(
+    spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
+) -> dict[str, float]:
     """Bytes of weights on each GPU once vLLM has loaded them, by part.
 
     Linear layers (attention, MLP, experts) are split over the ``tp`` ranks; K and V projections
@@ -272,7 +274,9 @@ def vllm_weight_bytes(spec: ModelSpec, layout: WeightLayout, tp: int = 1) -> dic
     head are split by rows after padding the vocabulary to a multiple of 64
     (``vocab_parallel_embedding.py``); norms and routers stay whole on every rank. A rotary
     table of max positions × head size in the model dtype is a buffer of the model
-    (``rotary_embedding/base.py``: ``cos_sin_cache``), counted here as vLLM's "weights" do.
+    (``rotary_embedding/base.py``: ``cos_sin_cache``), counted here as vLLM's "weights" do. A
+    multimodal checkpoint's vision encoder (``vision_tower_params``) is loaded in the model dtype,
+    its matrices split over the ranks.
     """
     p = spec.param_breakdown()
     b = layout.dtype_bytes
@@ -303,9 +307,10 @@ def vllm_weight_bytes(spec: ModelSpec, layout: WeightLayout, tp: int = 1) -> dic
         shard = spec.num_kv_heads / tp
         width = bits / 8 if layout.quantized == "linear" else b
         replicated_kv = spec.num_layers * per_head * (kept - shard) * width
-    rotary_dim = spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
-    rotary = spec.max_positions * rotary_dim * b if spec.max_positions else 0.0
+    rotary = rotary_table_bytes(spec, config or {}, b)
+    vision_matrices, vision_other = vision_tower_params(config or {})
     return {
+        "vision_tower": (vision_matrices / tp + vision_other) * b,
         "embeddings": embeddings,
         "lm_head": lm_head,
         "attention": attention + replicated_kv,
@@ -314,6 +319,47 @@ def vllm_weight_bytes(spec: ModelSpec, layout: WeightLayout, tp: int = 1) -> dic
         "routers_norms_other": (p.routers + p.norms + p.other) * b,
         "rotary_table": rotary,
     }
+
+
+def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: int) -> float:
+    """The rotary embeddings' cos/sin tables, buffers the model builds once and keeps on the GPU.
+
+    ``model_executor/layers/rotary_embedding/``: each distinct rotary embedding (``get_rope``
+    caches them) keeps a table of positions × rotary dimension in the model dtype. The positions
+    are ``max_position_embeddings``, times the factor for linear and dynamic-NTK scaling, the
+    original length times the factor for YaRN, four times for multimodal RoPE (``mrope.py``: "we
+    enlarge max_position_embeddings to 4 times"). Gemma 3 keeps a second, unscaled table for its
+    local layers (``rope_local_base_freq``). Llama 3 scaling keeps ``max_position_embeddings``
+    (Llama 4 Scout: 10,485,760 positions).
+    """
+    text = _text_config(config)
+    positions = spec.max_positions
+    if not positions:
+        return 0.0
+    head = spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
+    params = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    if not isinstance(params, Mapping):
+        params = {}
+    nested = [v for v in params.values() if isinstance(v, Mapping)]
+    ropes = nested or [params]
+    total = 0.0
+    for rope in ropes:
+        partial = float(rope.get("partial_rotary_factor", text.get("partial_rotary_factor", 1.0)) or 1.0)
+        dim = int(head * partial) if not spec.uses_mla else head
+        kind = str(rope.get("rope_type", rope.get("type", "default")))
+        factor = float(rope.get("factor", 1.0) or 1.0)
+        if rope.get("mrope_section"):
+            n = positions * 4
+        elif kind in ("linear", "dynamic"):
+            n = positions * factor
+        elif kind in ("yarn", "deepseek_yarn"):
+            n = int(rope.get("original_max_position_embeddings", positions / factor)) * factor
+        else:
+            n = positions
+        total += int(n) * dim * dtype_bytes
+    if spec.family in ("gemma3", "gemma3_text") and not nested and text.get("rope_local_base_freq"):
+        total += positions * head * dtype_bytes
+    return total
 
 
 def _pad64(n: float) -> int:
@@ -340,6 +386,99 @@ def _mxfp4_expert_bytes(spec: ModelSpec, tp: int, dtype_bytes: int) -> float:
     scales = e * (2 * i * h / 32 + h * i / 32)
     biases = e * (2 * i + h) * dtype_bytes if spec.expert_bias else 0.0
     return layers * (values + 2 * scales + biases)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vision towers: a multimodal checkpoint's encoder, which vLLM loads beside the language model
+# ---------------------------------------------------------------------------------------------
+
+
+def vision_tower_params(config: Mapping[str, Any]) -> tuple[int, int]:
+    """(matrix params, other params) of a multimodal checkpoint's vision encoder and projector.
+
+    vLLM builds the checkpoint's whole architecture (``Resolved architecture:
+    …ForConditionalGeneration``), so the encoder's weights count in "Model loading took". The
+    families below follow transformers 5.23's modules, checked against it on the meta device
+    (tests/test_engines.py): Llama 4's vision model, Qwen 3.5's vision tower, Gemma 4's vision
+    tower and SigLIP (Gemma 3). Another ``vision_config`` is refused by name. (0, 0) without one.
+    """
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping) or not vision:
+        return 0, 0
+    text = _text_config(config)
+    text_hidden = int(text.get("hidden_size", 0))
+    kind = str(vision.get("model_type", ""))
+    wrapper = str(config.get("model_type", ""))
+    get = vision.get
+    if kind == "llama4_vision_model":
+        h, inter, layers = (
+            int(get("hidden_size")),
+            int(get("intermediate_size")),
+            int(get("num_hidden_layers")),
+        )
+        p, size, channels = int(get("patch_size")), int(get("image_size")), int(get("num_channels", 3))
+        ratio = float(get("pixel_shuffle_ratio", 0.5))
+        matrices = layers * (4 * h * h + 2 * h * inter)
+        other = layers * (4 * h + inter + h + 4 * h)  # q/k/v/o and fc biases, two LayerNorms
+        other += h + ((size // p) ** 2 + 1) * h + 4 * h  # class embedding, positions, pre/post norms
+        matrices += channels * p * p * h  # patch embedding (a linear over unfolded patches)
+        shuffled = int(h / (ratio * ratio))
+        proj_in, proj_out = int(get("projector_input_dim")), int(get("projector_output_dim"))
+        matrices += shuffled * proj_in + proj_in * proj_out  # vision adapter MLP
+        matrices += int(get("vision_output_dim")) * text_hidden  # multi-modal projector
+        if get("multi_modal_projector_bias"):
+            other += text_hidden
+        return matrices, other
+    if wrapper in ("qwen3_5", "qwen3_5_moe") and "depth" in vision:
+        if get("deepstack_visual_indexes"):
+            raise EngineError(
+                "vision_config.deepstack_visual_indexes: Qwen's deepstack mergers are not modelled"
+            )
+        h, inter, layers = int(get("hidden_size")), int(get("intermediate_size")), int(get("depth"))
+        p, t, channels = (
+            int(get("patch_size")),
+            int(get("temporal_patch_size", 2)),
+            int(get("in_channels", 3)),
+        )
+        merge, out = int(get("spatial_merge_size", 2)), int(get("out_hidden_size"))
+        matrices = layers * (4 * h * h + 2 * h * inter) + h * channels * t * p * p
+        other = layers * (3 * h + h + inter + h + 4 * h) + h + int(get("num_position_embeddings")) * h
+        merged = h * merge * merge
+        matrices += merged * merged + out * merged
+        other += 2 * h + merged + out
+        return matrices, other
+    if kind == "gemma4_vision":
+        h, inter, layers = (
+            int(get("hidden_size")),
+            int(get("intermediate_size")),
+            int(get("num_hidden_layers")),
+        )
+        heads, kv, d = int(get("num_attention_heads")), int(get("num_key_value_heads")), int(get("head_dim"))
+        if get("attention_bias") or get("use_clipped_linears"):
+            raise EngineError("vision_config.attention_bias / use_clipped_linears: not modelled")
+        p = int(get("patch_size"))
+        matrices = layers * (h * heads * d + 2 * h * kv * d + heads * d * h + 3 * h * inter)
+        other = layers * (2 * d + 4 * h) + 2 * int(get("position_embedding_size")) * h
+        matrices += h * 3 * p * p + text_hidden * h
+        return matrices, other
+    if kind == "siglip_vision_model":
+        if get("vision_use_head", True) is not False:
+            raise EngineError(
+                "vision_config.vision_use_head: SigLIP's attention-pooling head is not modelled"
+            )
+        h, inter, layers = (
+            int(get("hidden_size")),
+            int(get("intermediate_size")),
+            int(get("num_hidden_layers")),
+        )
+        p, size, channels = int(get("patch_size")), int(get("image_size")), int(get("num_channels", 3))
+        matrices = layers * (4 * h * h + 2 * h * inter) + channels * p * p * h + h * text_hidden
+        other = layers * (4 * h + inter + h + 4 * h) + h + (size // p) ** 2 * h + 2 * h + h
+        return matrices, other
+    raise EngineError(
+        f"vision_config.model_type {kind!r}: this checkpoint's vision encoder is not modelled, and vLLM"
+        " loads it beside the language model"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -864,11 +1003,17 @@ def vllm_startup(
         batched = min(seqs * model_len, batched)  # arg_utils.py: chunked prefill keeps it ≤ seqs × len
     kv_bytes_per_value = 1 if kv_cache_dtype.startswith("fp8") else layout.dtype_bytes
     requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py: request_memory
-    weights_parts = vllm_weight_bytes(spec, layout, tp)
+    weights_parts = vllm_weight_bytes(spec, layout, tp, config)
     weights = sum(weights_parts.values())
     act = vllm_activation_bytes(
         spec, layout, tp=tp, max_num_batched_tokens=batched, max_num_seqs=seqs, num_sms=accel.sm_count
     )
+    if (config or {}).get("vision_config"):
+        # profile_run first runs the vision encoder on a dummy batch that fills the encoder budget
+        # (max_num_batched_tokens by default) and keeps its outputs, one text-width row per image
+        # token, in the encoder cache until the profile run ends (gpu_model_runner.py)
+        act["encoder_outputs"] = batched * spec.hidden_size * layout.dtype_bytes
+        act["total"] += act["encoder_outputs"]
     activation = act["total"]
     non_torch = NON_TORCH_BYTES_TP1 if tp == 1 else NON_TORCH_BYTES_TPN
     graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
@@ -1294,7 +1439,7 @@ def speed_at_concurrency(
     if startup.verdict != "fits" or batch < 1:
         return None
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
-    parts = vllm_weight_bytes(spec, layout, startup.tp)
+    parts = vllm_weight_bytes(spec, layout, startup.tp, config)
     experts = parts["experts"]
     if spec.is_moe and spec.num_experts:
         touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, batch)

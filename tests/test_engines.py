@@ -312,3 +312,47 @@ def test_speed_at_the_pool_concurrency():
     assert speed.kv_bytes == pytest.approx(speed.batch * s.needed_per_request_bytes)
     assert speed.bound == "memory"
     assert speed.tokens_per_s == pytest.approx(speed.batch * speed.tokens_per_s_per_request)
+
+
+def _published(name: str) -> dict:
+    return json.loads((DATA / "configs" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+MULTIMODAL = {
+    "llama-4-scout-17b-16e": lambda: _preset("llama-4-scout-17b-16e").config,
+    "qwen3.5-27b": lambda: _preset("qwen3.5-27b").config,
+    "qwen3.5-397b-a17b": lambda: _preset("qwen3.5-397b-a17b").config,
+    "gemma-4-31b-it": lambda: _preset("gemma-4-31b-it").config,
+    "gemma-3-4b-it": lambda: json.loads(
+        (DATA / "configs" / "gemma-3-4b-it.json").read_text(encoding="utf-8")
+    ),
+    "gemma-3-27b-it": lambda: json.loads(
+        (DATA / "configs" / "gemma-3-27b-it.json").read_text(encoding="utf-8")
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTIMODAL))
+def test_vision_tower_params_match_transformers(name):
+    """The vision encoder and projector vLLM loads beside the language model, counted from the
+    config, against transformers' own classes built on the meta device (the oracle)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    config = MULTIMODAL[name]()
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(AutoConfig.for_model(**config))
+    expected = sum(
+        p.numel() for n, p in model.named_parameters() if "language_model" not in n and "lm_head" not in n
+    )
+    matrices, other = engines.vision_tower_params(config)
+    assert matrices + other == expected
+
+
+def test_an_unknown_vision_tower_is_refused_by_name():
+    config = dict(
+        _preset("qwen3.5-27b").config, vision_config={"model_type": "mystery_vit", "hidden_size": 8}
+    )
+    config["model_type"] = "mystery"
+    with pytest.raises(EngineError, match="mystery_vit"):
+        engines.vision_tower_params(config)
