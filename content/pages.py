@@ -69,7 +69,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="will-it-fit",
         section="Simulators",
         blurb="Memory per GPU and speed bounds for any Hugging Face model: inference, fine-tuning, QLoRA.",
-        views=("memory", "decode-time", "cache-by-kind"),
+        views=("memory", "decode-time", "cache-by-kind", "vllm-ledger"),
     ),
     PageInfo(
         path="app_pages/roofline.py",

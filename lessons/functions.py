@@ -439,21 +439,6 @@ def inference_part_gb(
     return _inference(model, gpu, weight_fmt, kv_fmt, batch, context, n_gpus).memory.get(part) / 1e9
 
 
-def engine_pool_tokens(
-    model: str,
-    gpu: str = "h100-sxm",
-    utilization: float = mem.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
-    weight_fmt: str = "bf16",
-    kv_fmt: str = "bf16",
-    context: int = 8192,
-) -> float:
-    """Tokens of KV cache a vLLM-style engine's pool holds on one GPU (Will it fit?'s engine view)."""
-    result = fit.inference(
-        _model(model), _gpu(gpu), weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=1, context=int(context)
-    )
-    return float(fit.engine_pool(result, float(utilization)).pool_tokens)
-
-
 def prefill_intensity(model: str, tokens: int, dtype: str = "bf16") -> float:
     """Arithmetic intensity of one prefill of ``tokens`` prompt tokens, FLOP per byte."""
     return roofline.prefill_op(_model(model), int(tokens), dtype=dtype).intensity
@@ -876,27 +861,6 @@ def decode_step_ms(
     return int(batch) / decode_tok_s(model, gpu, batch, context, weight_fmt) * 1e3
 
 
-def engine_pool_tokens_reported(
-    model: str,
-    utilization: float = mem.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
-    weight_fmt: str = "bf16",
-    kv_fmt: str = "bf16",
-    context: int = 8192,
-) -> float:
-    """Tokens of KV cache a vLLM-style engine's pool holds on one H100 when ``utilization`` is a
-    share of the total the device reports to PyTorch (``reported_memory_gb("h100-sxm", "torch")``), as vLLM
-    computes it, rather than of the labelled 80 GB (Will it fit?'s engine view)."""
-    import dataclasses
-
-    result = fit.inference(
-        _model(model), _gpu("h100-sxm"), weight_fmt=weight_fmt, kv_fmt=kv_fmt, batch=1, context=int(context)
-    )
-    reported = dataclasses.replace(
-        result.gpu, memory_bytes=int(reported_memory_gb("h100-sxm", "torch") * 1e9)
-    )
-    return float(fit.engine_pool(dataclasses.replace(result, gpu=reported), float(utilization)).pool_tokens)
-
-
 def main_memory_ns(family: str) -> float:
     """Latency of a family's main memory (its device memory, or a CPU's DRAM), ns (midpoint)."""
     fam = hierarchy.family(family)
@@ -953,6 +917,30 @@ def decode_stream_gb(model: str, context: int = 0, weight_fmt: str = "bf16", bat
     output head in 16-bit) plus the KV cache of ``batch`` sequences of ``context`` tokens, GB."""
     step = _decode(model, "h100-sxm", batch, context, weight_fmt, "bf16", 1)
     return (step.weight_bytes + step.kv_bytes) / 1e9
+
+
+@functools.cache
+def _vllm(model: str, util: float, context: int, gpu: str):
+    from simulators import engines
+
+    return engines.vllm_startup(
+        get_model_preset(model).config, gpu, max_model_len=int(context), gpu_memory_utilization=float(util)
+    )
+
+
+def vllm_term_gib(
+    model: str, term: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm"
+) -> float:
+    """One term of vLLM 0.19's start-up ledger for ``model`` served on one ``gpu`` at
+    ``gpu_memory_utilization`` = ``util``, GiB (2³⁰ bytes), as vLLM prints it: "total", "requested",
+    "weights", "activation", "non_torch", "kv" (Available KV cache memory) or "cuda_graph"."""
+    startup = _vllm(model, float(util), int(context), gpu)
+    return getattr(startup, f"{term}_bytes") / 2**30
+
+
+def vllm_kv_tokens(model: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm") -> float:
+    """vLLM 0.19's "GPU KV cache size" for ``model`` on one ``gpu`` (``engines.vllm_startup``)."""
+    return float(_vllm(model, float(util), int(context), gpu).kv_tokens)
 
 
 FUNCTIONS: dict[str, Callable[..., float]] = {

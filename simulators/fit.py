@@ -471,68 +471,6 @@ def predicted_step_memory(record: dict) -> MemoryBreakdown | None:
     )
 
 
-@dataclass(frozen=True)
-class EnginePool:
-    """What a vLLM-style engine does with its share of one GPU's memory."""
-
-    utilization: float
-    budget_bytes: float  # utilization × capacity: what the engine takes at start-up
-    fixed_bytes: float  # weights + profiled activations + runtime overhead, per GPU
-    pool_bytes: float  # the rest becomes the KV cache pool (0 if nothing is left)
-    kv_bytes_per_token: float  # per GPU
-    needed_bytes: float  # the KV cache this batch × context needs, per GPU
-    state_bytes_per_sequence: float = 0.0  # fixed-size states (linear-attention / SSM layers), per GPU
-    context_tokens: int = 0  # the context each sequence holds
-
-    @property
-    def pool_tokens(self) -> int:
-        """Tokens of KV cache the pool holds (after one sequence's fixed-size state, if any)."""
-        if not self.kv_bytes_per_token:
-            return 0
-        return int(max(self.pool_bytes - self.state_bytes_per_sequence, 0.0) // self.kv_bytes_per_token)
-
-    @property
-    def pool_sequences(self) -> int:
-        """Sequences of ``context_tokens`` the pool holds: each needs its tokens' K/V and its state."""
-        per_sequence = self.kv_bytes_per_token * self.context_tokens + self.state_bytes_per_sequence
-        return int(self.pool_bytes // per_sequence) if per_sequence else 0
-
-    @property
-    def fits(self) -> bool:
-        return self.pool_bytes > 0 and self.needed_bytes <= self.pool_bytes
-
-
-def engine_pool(result: FitResult, utilization: float) -> EnginePool:
-    """The KV pool a vLLM-style engine would carve from ``utilization`` of each GPU.
-
-    budget = utilization × capacity; pool = budget − (weights + activations + overhead), the
-    start-up sequence the engine follows (load weights, profile one forward pass, allocate
-    blocks from what is left). The KV cache for the chosen batch × context must fit the pool.
-    """
-    if not 0 < utilization <= 1:
-        raise ValueError(f"utilization must be in (0, 1], got {utilization!r}")
-    memory = result.memory
-    fixed = memory.total_bytes - memory.get("kv_cache")
-    budget = utilization * result.gpu.memory_bytes
-    context = result.decode.context_tokens if result.decode else 0
-    batch = result.decode.batch if result.decode else 1
-    # Linear-attention and state-space layers keep a fixed state per sequence, not per token.
-    state = result.spec.state_bytes() / result.n_gpus
-    per_token = max(memory.get("kv_cache") - batch * state, 0.0) / max(context * batch, 1)
-    if per_token == 0:
-        per_token = result.spec.kv_cache_bytes_per_token() / result.n_gpus
-    return EnginePool(
-        utilization=utilization,
-        budget_bytes=budget,
-        fixed_bytes=fixed,
-        pool_bytes=max(budget - fixed, 0.0),
-        kv_bytes_per_token=per_token,
-        needed_bytes=memory.get("kv_cache"),
-        state_bytes_per_sequence=state,
-        context_tokens=context,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # The model against real measurements (simulators/data/measured/README.md)
 # ---------------------------------------------------------------------------------------------

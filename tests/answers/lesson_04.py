@@ -33,6 +33,17 @@ def _total(model: str, fmt: str = "bf16", batch: int = 1, context: int = 8192) -
     ).total_bytes
 
 
+def _vllm_available(model: str, util: float) -> float:
+    """Bytes left for KV blocks: util × the reported total less the three printed terms."""
+    from simulators.engines import vllm_startup
+    from simulators.presets import get_model_preset
+
+    s = vllm_startup(
+        get_model_preset(model).config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=util
+    )
+    return util * s.total_bytes - s.weights_bytes - s.activation_bytes - s.non_torch_bytes
+
+
 ANSWERS: dict[str, Callable[..., float]] = {
     # 04 sizing-vram
     "sizing-vram/kv-per-token": lambda model: _kv_per_token(model) / 1024,
@@ -40,9 +51,10 @@ ANSWERS: dict[str, Callable[..., float]] = {
     "sizing-vram/total-llama3-8b": lambda model, context: _total(model, context=context) / 1e9,
     "sizing-vram/reported-capacity": lambda: _reported("nvidia-smi") / 1e9,
     "sizing-vram/estimate-in-gib": lambda model, fmt: _total(model, fmt) / 2**30,
-    "sizing-vram/engine-pool-tokens": lambda model, util: (
-        (util * _reported("torch") - _total(model) + llm_memory.kv_cache_bytes(_spec(model), 8192))
-        // _kv_per_token(model)
+    # GPU KV cache size from the figures the prompt gives (the ledger's terms, vLLM's own
+    # arithmetic: request − weights − activation − non-torch, in blocks of 16 tokens)
+    "sizing-vram/vllm-kv-tokens": lambda model, util: (
+        _vllm_available(model, util) // (16 * _kv_per_token(model)) * 16
     ),
     "sizing-vram/double-rule-share": lambda model, batch, context: (
         _total(model, batch=batch, context=context)

@@ -287,6 +287,23 @@ def render_cache_by_kind(state, container: Any, key: str) -> None:
     show(out["cache_chart"], key=f"chart-{key}-cache_by_kind", container=container)
 
 
+def render_vllm_ledger(state, container: Any, key: str) -> None:
+    """vLLM's start-up ledger as a bar and as the log lines it prints (inference)."""
+    values = state.values
+    if values["fit_task"] != "inference":
+        container.info("vLLM's start-up ledger applies to inference: choose the Inference task.")
+        return
+    out = engine_outcome(relevant(values), config_in_use(values))
+    if out["error"]:
+        from ui.controls import plain
+
+        container.error(f"vLLM cannot be sized for this setting: {plain(out['error'], 600)}")
+        return
+    metric_row(container, engine_verdict(out))
+    show(out["chart"], key=f"chart-{key}-vllm", container=container)
+    container.code("\n".join(out["lines"]), language=None, wrap_lines=True)
+
+
 VIEWS = {
     "memory": View(
         PAGE,
@@ -301,6 +318,13 @@ VIEWS = {
         "One decode step: streaming the bytes vs doing the math",
         ("fit_model", "fit_gpu", "fit_wfmt", "fit_batch", "fit_ctx"),
         render_decode_time,
+    ),
+    "vllm-ledger": View(
+        PAGE,
+        "vllm-ledger",
+        "vLLM's start-up ledger: what it takes, and the KV block pool it leaves",
+        ("fit_model", "fit_gpu", "fit_gpus", "fit_util", "fit_seqs", "fit_ctx"),
+        render_vllm_ledger,
     ),
     "cache-by-kind": View(
         PAGE,
