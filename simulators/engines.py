@@ -577,10 +577,65 @@ def vllm_activation_bytes(
 # 2.07 GiB per GPU at TP 2), never fitted to the run being predicted.
 NON_TORCH_BYTES_TP1 = 0.25 * GiB
 NON_TORCH_BYTES_TPN = 2.07 * GiB
+# With pipeline parallelism alone (TP 1) the stages only pass activations point to point: 0.07 GiB
+# on every worker of the two real start-ups with 2 and 4 stages (tests/data/vllm_startups.jsonl).
+NON_TORCH_BYTES_PP = 0.07 * GiB
 # CUDA-graph capture after the KV pool is sized (``gpu_model_runner.py: capture_model``): the
 # graphs' private pool. vLLM 0.19 measures it by capturing, so it is a measured range here: 0.71,
 # 0.91, 1.03 and 1.10 GiB in the four calibration start-ups (51 + 51 graphs, largest 512).
 CUDA_GRAPH_BYTES = 1.10 * GiB
+
+
+def pp_partitions(num_layers: int, pp: int) -> list[int]:
+    """Layers per pipeline stage (``distributed/utils.py: get_pp_indices``): an even split, the
+    remainder going one each to the stages before the last, from the second-last backwards."""
+    parts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def pipeline_stages(
+    spec: ModelSpec,
+    weights_parts: Mapping[str, float],
+    act: Mapping[str, float],
+    pp: int,
+    tokens: int,
+    dtype_bytes: int,
+) -> list[dict[str, Any]]:
+    """Each pipeline stage's weights and profile-run peak.
+
+    Stage 0 holds the token embedding (and a vision encoder), the last the LM head (its own copy
+    when the embedding is tied); every stage its share of the layers and a rotary table. A stage
+    other than the first keeps receive buffers for the hidden states and residual of
+    ``max_num_batched_tokens`` tokens (``make_empty_intermediate_tensors``); every stage but the
+    last holds the same two tensors it sends on; only the last runs the sampler.
+    """
+    layer_bytes = (
+        weights_parts["attention"] + weights_parts["mlp"] + weights_parts["experts"]
+    ) / spec.num_layers + weights_parts["routers_norms_other"] / spec.num_layers
+    head = weights_parts["lm_head"] or weights_parts["embeddings"]
+    hand_off = 2 * tokens * spec.hidden_size * dtype_bytes
+    out, first = [], 0
+    for k, n in enumerate(pp_partitions(spec.num_layers, pp)):
+        last = k == pp - 1
+        weights = n * layer_bytes + weights_parts["rotary_table"]
+        if k == 0:
+            weights += weights_parts["embeddings"] + weights_parts.get("vision_tower", 0.0)
+        if last:
+            weights += head
+            activation = (
+                hand_off
+                + max(act["sampler"], act["forward"])
+                + act["hidden_states"]
+                + act["moe_workspace"]
+                + act["topk_topp_buffer"]
+            )
+        else:
+            activation = act["forward"] + act["moe_workspace"] + hand_off + (hand_off if k else 0.0)
+        out.append({"first": first, "end": first + n, "weights": weights, "activation": activation})
+        first += n
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -978,8 +1033,8 @@ def vllm_startup(
         raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization!r}")
     if tp < 1 or pp < 1:
         raise EngineError("tp and pp must be at least 1")
-    if pp != 1:
-        raise EngineError("pipeline parallelism (pp > 1) is not modelled yet")
+    if pp > spec.num_layers:
+        raise EngineError(f"pp {pp}: more pipeline stages than the model's {spec.num_layers} layers")
     if kv_cache_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"):
         raise EngineError(f"kv_cache_dtype {kv_cache_dtype!r} is not modelled")
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
@@ -1016,6 +1071,11 @@ def vllm_startup(
         act["total"] += act["encoder_outputs"]
     activation = act["total"]
     non_torch = NON_TORCH_BYTES_TP1 if tp == 1 else NON_TORCH_BYTES_TPN
+    stages: list[dict[str, Any]] = []
+    if pp > 1:
+        non_torch = NON_TORCH_BYTES_PP if tp == 1 else NON_TORCH_BYTES_TPN
+        stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
+        weights, activation = stages[0]["weights"], stages[0]["activation"]
     graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
     available = requested - (weights + activation + non_torch)
     name = spec.name or spec.family
@@ -1085,6 +1145,48 @@ def vllm_startup(
         hybrid_manager=hybrid_manager,
     )
     notes = spec_notes + pool.notes
+    if stages:
+        if len({s for _, s in specs}) > 1:
+            raise EngineError("pp > 1 with several KV-cache groups (a hybrid model) is not modelled yet")
+        # get_kv_cache_configs: every worker sizes its own layers' blocks, then all take the fewest
+        pools = []
+        for stage in stages:
+            mine = [(i, s) for i, s in specs if stage["first"] <= i < stage["end"]]
+            left = requested - (stage["weights"] + stage["activation"] + non_torch)
+            stage["kv"] = left
+            pools.append(
+                kv_pool(
+                    mine, left, max_model_len=model_len, max_num_batched_tokens=batched, hybrid_manager=True
+                )
+            )
+        fewest = min(p.num_blocks for p in pools)
+        per_request = pools[0].blocks_per_request
+        pool = KvPool(
+            pools[0].groups,
+            pools[0].block_bytes,
+            fewest,
+            fewest * block_size,
+            fewest / per_request,
+            per_request,
+            sum(p.needed_bytes for p in pools),
+            notes=pools[0].notes,
+        )
+        short = [k for k, p in enumerate(pools) if p.needed_bytes > stages[k]["kv"]]
+        if short or any(st["kv"] <= 0 for st in stages):
+            # the stage that cannot hold one request decides, as each worker checks its own
+            k = short[0] if short else min(range(pp), key=lambda n: stages[n]["kv"])
+            available, pool = stages[k]["kv"], pools[k]
+        summary = [
+            f"Pipeline stage {k}: layers {st['first']}–{st['end'] - 1}, weights"
+            f" {format_gib(st['weights'])} GiB, activation {format_gib(st['activation'])} GiB,"
+            f" KV {format_gib(st['kv'])} GiB ({pools[k].num_blocks:,} blocks)."
+            for k, st in enumerate(stages)
+        ]
+        notes = (
+            *notes,
+            *summary,
+            "Every stage keeps as many blocks as the stage with the fewest; the log prints stage 0's terms.",
+        )
     extra = {
         "block_size": block_size,
         "kv_bytes": available,
