@@ -211,7 +211,7 @@ def page_params() -> dict[str, ParamSet]:
                     lo=0.0,
                     hi=1024.0,
                     step=0.01,
-                    title="Memory the GPU reports (GiB)",
+                    title="Memory the GPU reports (GiB; 0 = the catalog's reading)",
                     help="What the device itself reports, e.g. vLLM's 'total_memory=' line or "
                     "torch.cuda.mem_get_info()[1] ÷ 2³⁰; 0 takes the catalog's sourced reading (an H100 "
                     "80GB reports 79.18 GiB). The label on the box is more than the device reports.",

@@ -29,6 +29,11 @@ def render_vllm(page: Any, state: Any, layout: Any) -> None:
             return
         startup = out["startup"]
         st.markdown(f"**{plain(out['title'])}** · {plain(startup.weights_label)}")
+        if out.get("quantized"):
+            st.caption(
+                "The checkpoint's own quantization_config sets the weights' format; the Weights"
+                " control applies to unquantized checkpoints."
+            )
         metric_row(st, view.engine_verdict(out))
         if startup.verdict != "fits":
             (st.error if startup.verdict == "refused" else st.warning)(plain(startup.message, 800))

@@ -442,6 +442,7 @@ def engine_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> d
         "speed": speed,
         "chart": chart,
         "lines": engines.log_lines(startup),
+        "quantized": bool((config or {}).get("quantization_config")),
         "title": f"{spec.name or 'Custom model'} on vLLM {engines.VLLM_VERSION},"
         f" {values['fit_gpus']} × {gpu.name}",
     }
