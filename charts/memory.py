@@ -23,7 +23,7 @@ PART_COLOURS: dict[str, str] = {
     "activations": OKABE_ITO[2],
     "attention_scores": OKABE_ITO[6],  # eager attention's score matrix: yellow, outlined below
     "overhead": "#999999",
-    "cuda_graphs": OKABE_ITO[4],  # vLLM's CUDA-graph pool: never on a bar beside frozen weights
+    "cuda_graphs": "#555555",  # vLLM's CUDA-graph pool: a darker grey than the non-torch part
     "measured": OKABE_ITO[7],
 }
 FALLBACK_COLOUR = "#BBBBBB"
