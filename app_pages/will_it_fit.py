@@ -18,8 +18,11 @@ from ui.views.common import metric_row
 
 # What the page takes in, so that anything too large still reaches the model's reader and is
 # refused with a message where the reader looks (a config.json is a few kB; the reader's limit is
-# 1 MB). Beyond these the browser itself refuses: the upload box says so on its chip.
-MAX_UPLOAD_MB = 20
+# 1 MB). The upload box states the server's own limit (server.maxUploadSize, 5 MB in
+# .streamlit/config.toml): a larger box let a 6 MB file through the browser only for the server
+# to refuse it with "AxiosError: Request failed with status code 413". Beyond it the browser
+# refuses the file on its chip.
+MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
 MAX_PASTE_CHARS = 20_000_000
 
 page = load_page("will_it_fit")
@@ -45,6 +48,8 @@ with layout.controls:
             state.widget("fit_total", container=row[2])
         else:
             state.widget("fit_batch", container=row[0])
+            if engine == "transformers":
+                state.widget("fit_kernels", container=row[1])
     else:
         state.widget("fit_recipe", container=row[0])
         state.widget("fit_seq", container=row[1])

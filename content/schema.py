@@ -18,13 +18,13 @@ from simulators import quantization as q
 from simulators.hardware import load_catalog, load_interconnects
 from simulators.hierarchy import families
 from simulators.llm_memory import (
-    DEFAULT_PREFILL_MFU,
     KV_FORMATS,
     LORA_MODULES,
     TRAINING_RECIPES,
     VLLM_DEFAULT_GPU_MEMORY_UTILIZATION,
     WEIGHT_FORMATS,
 )
+from simulators.llm_speed import DEFAULT_PREFILL_MFU
 from simulators.presets import load_model_presets
 
 CUSTOM_MODEL = "custom"
@@ -79,6 +79,7 @@ MH_VIEWS = {
 }
 HW_SECTIONS = {
     "results": "Results",
+    "browser": "In your browser",
     "detect": "This machine",
     "telemetry": "Live telemetry",
     "run": "Run workloads",
@@ -215,6 +216,15 @@ def page_params() -> dict[str, ParamSet]:
                     help="What the device itself reports, e.g. vLLM's 'total_memory=' line or "
                     "torch.cuda.mem_get_info()[1] ÷ 2³⁰; 0 takes the catalog's sourced reading (an H100 "
                     "80GB reports 79.18 GiB). The label on the box is more than the device reports.",
+                ),
+                Param(
+                    "fit_kernels",
+                    "bool",
+                    False,
+                    title="Fused linear-attention and Mamba kernels installed",
+                    help="transformers runs Gated DeltaNet and Mamba-2 layers with flash-linear-attention "
+                    "and mamba-ssm when they are installed, else with its own torch fallbacks, whose "
+                    "chunked intermediates this page sizes.",
                 ),
                 _choice(
                     "fit_seqs",

@@ -177,15 +177,20 @@ def test_a_paste_too_large_for_a_config_is_refused_in_words_on_the_page():
 
 
 def test_an_upload_over_the_readers_limit_is_refused_on_the_page_not_only_on_its_chip():
-    """Issue 17: a 5 MB upload was refused only on the file chip while the page still asked for a
-    config. The box now takes up to 20 MB, so the page itself says why the file is refused."""
+    """Issue 17: a large upload was refused only on the file chip while the page still asked for a
+    config; the page itself now says why the file is refused. Issue 26: the box states the limit
+    the server enforces (5 MB, .streamlit/config.toml), not 20 MB that ended in an HTTP 413."""
+    import tomllib
+
+    config_file = Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml"
+    config = tomllib.loads(config_file.read_text())
     at = open_page(fit_model="custom")
     uploader = at.file_uploader(key="fit_upload")
-    assert uploader.proto.max_upload_size_mb == 20
-    uploader.upload("config.json", b"{" + b" " * 5_500_000 + b"}", "application/json").run()
+    assert uploader.proto.max_upload_size_mb == config["server"]["maxUploadSize"] == 5
+    uploader.upload("config.json", b"{" + b" " * 2_500_000 + b"}", "application/json").run()
     assert not at.exception
     shown = " ".join(e.value for e in at.error)
-    assert "5,500,002 characters" in shown and "Paste or upload" not in " ".join(i.value for i in at.info)
+    assert "2,500,002 characters" in shown and "Paste or upload" not in " ".join(i.value for i in at.info)
 
 
 def test_vllm_ledger_on_the_page_matches_a_real_startup():
@@ -327,3 +332,29 @@ def test_a_config_with_omitted_fields_says_which_were_defaulted():
     shown = " ".join(i.value for i in at.info).replace("\\", "")
     assert "num_attention_heads" in shown and "vocab_size" in shown
     assert "GPU KV cache size" in metrics(at)
+
+
+def test_transformers_engine_shows_the_prefill_peak():
+    """Gemma 2 9B at 8k in transformers: eager attention (its only implementation there), the
+    whole-prompt sliding cache after the prefill, as simulators/hf_runtime.py sizes it."""
+    at = open_page(preset="hf-gemma2-9b-8k")
+    assert not at.exception
+    memory = engines.transformers_prefill(
+        get_model_preset("gemma-2-9b").spec,
+        context_tokens=8192,
+        attention="eager",
+        kernels=False,
+        config=get_model_preset("gemma-2-9b").config,
+    )
+    shown = metrics(at)
+    assert shown["Prefill peak"] == f"{memory.total_bytes / 1e9:,.1f} GB"
+    assert shown["Cache after the prefill"] == f"{memory.get('cache') / 1e9:,.2f} GB"
+
+
+def test_transformers_engine_refusals_are_said():
+    at = open_page(preset="hf-gemma2-9b-8k", fit_attn="flash")  # transformers refuses SDPA for Gemma 2
+    assert not at.exception
+    assert any("transformers cannot be sized" in e.value for e in at.error)
+    at = open_page(fit_model="qwen3.5-27b", fit_engine="transformers", fit_kernels="true")
+    assert not at.exception
+    assert at.error

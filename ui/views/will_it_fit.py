@@ -21,7 +21,7 @@ from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "will-it-fit"
 INFERENCE_KEYS = ("fit_wfmt", "fit_kvfmt", "fit_batch", "fit_ctx", "fit_attn", "fit_mfu")
-ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs", "fit_total")
+ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs", "fit_total", "fit_kernels")
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
 CONFIG_KEY = "fit_config_text"  # a pasted/uploaded config.json (session only, never in the address)
@@ -586,6 +586,8 @@ def transformers_outcome(key: tuple[tuple[str, Any], ...], config_text: str = ""
             context_tokens=values["fit_ctx"],
             batch=values["fit_batch"],
             attention=HF_ATTENTION[values["fit_attn"]],
+            kernels=bool(values.get("fit_kernels")),
+            config=_model_config(values["fit_model"], config_text),
         )
     except ValueError as exc:
         return {"error": str(exc)}
