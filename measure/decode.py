@@ -2,7 +2,7 @@
 
 At batch 1 a decode step multiplies one token's activations by every weight matrix, so it must
 read all the weights once: tok/s <= bandwidth / bytes read per step ("How to Scale Your Model",
-inference chapter; simulators.llm_memory.decode_step). Eager PyTorch launches every small
+inference chapter; simulators.llm_speed.decode_step). Eager PyTorch launches every small
 operation from Python, one after another; at batch 1 that per-operation cost, not memory, can
 set the pace. CUDA Graphs record the step's kernels once and replay them with one launch
 (PyTorch docs, "CUDA Graphs"), which is how serving engines close most of the gap.

@@ -5,9 +5,9 @@ gradients, optimizer states, runtime overhead) are small named functions, each w
 and source in the docstring; ``inference_memory`` and ``training_memory`` add them up into a
 ``MemoryBreakdown``. Units inside: bytes. Conversion to GB/GiB happens at display.
 
-The model description lives in ``simulators.model_config`` and the speed bounds in
-``simulators.llm_speed``; this module re-exports their public names, so
-``from simulators.llm_memory import ModelSpec, decode_step`` keeps working.
+The model description lives in ``simulators.model_config`` (``ModelSpec`` and its limits are
+re-exported here, the names every memory function takes); the speed bounds that read these byte
+counts live in ``simulators.llm_speed``, which imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -960,29 +960,3 @@ def _check_nonnegative(**values: float) -> None:
             or math.isinf(value)
         ):
             raise ValueError(f"{name} must be zero or positive, got {value!r}")
-
-
-# The speed bounds moved to simulators.llm_speed, which imports this module; they are re-exported
-# lazily (PEP 562) so that either module can be imported first.
-_SPEED_NAMES = frozenset(
-    {
-        "DEFAULT_PREFILL_MFU",
-        "DecodeEstimate",
-        "decode_step",
-        "expected_experts_touched",
-        "prefill_time_s",
-        "weight_bytes_read_per_step",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SPEED_NAMES:
-        from simulators import llm_speed
-
-        return getattr(llm_speed, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _SPEED_NAMES)

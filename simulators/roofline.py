@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from simulators.hardware import Accelerator
 from simulators.llm_memory import (
     ModelSpec,
-    decode_step,
     kv_cache_bytes,
-    prefill_time_s,
     weight_bytes,
     weight_format,
 )
+from simulators.llm_speed import decode_step, prefill_time_s
 
 # Bytes per element of each compute format. tf32 tensors are stored as fp32 in memory.
 DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
@@ -751,7 +750,7 @@ def decode_step_op(
 ) -> Operation:
     """One decode step of the whole model for ``batch`` sequences with ``context_tokens`` cached.
 
-    Uses ``llm_memory.decode_step`` so the page and the memory calculator agree:
+    Uses ``llm_speed.decode_step`` so the page and the memory calculator agree:
     FLOPs = 2 x active parameters x batch + attention ``4 x layers x q_heads d x context x batch``;
     bytes = every weight once (in ``weight_fmt``; for MoE, the experts the batch touches) + every
     sequence's KV cache (in ``kv_fmt``). At context 0 in bf16 the intensity is exactly the batch
@@ -799,7 +798,7 @@ def prefill_op(
 ) -> Operation:
     """Prefill of a ``tokens``-token prompt for ``batch`` sequences, the whole model.
 
-    FLOPs as ``llm_memory.prefill_time_s`` counts them (Kaplan et al. 2020, arXiv 2001.08361
+    FLOPs as ``llm_speed.prefill_time_s`` counts them (Kaplan et al. 2020, arXiv 2001.08361
     §2.1): 2 x active parameters x tokens plus causal attention. Bytes: the weights read once
     plus the KV cache written once; activations are assumed to stay on chip (perfect fusion),
     so this is the least traffic a prefill can have. The intensity is about the number of tokens

@@ -30,5 +30,7 @@ def binary_bytes(value: float) -> str:
     """Bytes with a binary prefix, as caches and register files are sized: 262,144 -> "256 KiB"."""
     for size, prefix in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if abs(value) >= size:
-            return f"{value / size:.3g} {prefix}"
+            scaled = value / size
+            # 1,000 to 1,023 of a unit: ".3g" would print "1.02e+03"
+            return f"{scaled:,.0f} {prefix}" if abs(scaled) >= 1000 else f"{scaled:.3g} {prefix}"
     return f"{value:.3g} B"

@@ -1,6 +1,7 @@
-"""The hardware diagrams (charts/diagrams/hardware.py): every builder runs with its defaults and with
-another GPU or input, shows the numbers of the source functions, says them in its alt text, and
-draws a spec Plotly accepts."""
+"""The hardware diagrams (charts/diagrams/gpu_hardware.py, programming_model.py,
+memory_hierarchy.py, performance.py, numeric_formats.py, and the NVLink node of parallelism.py):
+every builder runs with its defaults and with another GPU or input, shows the numbers of the
+source functions, says them in its alt text, and draws a spec Plotly accepts."""
 
 from __future__ import annotations
 
@@ -11,8 +12,20 @@ import math
 import plotly.graph_objects as go
 import pytest
 
-from charts.diagrams import Diagram, build, builders
-from charts.diagrams import hardware as hw
+from charts.diagrams import (
+    Diagram,
+    build,
+    builders,
+    gpu_choices,
+    gpu_hardware,
+    memory_hierarchy,
+    numeric_formats,
+    parallelism,
+    performance,
+    programming_model,
+    schematic,
+    takes_gpu,
+)
 from simulators import hierarchy
 from simulators.hardware import get_accelerator, get_interconnect, load_catalog
 from simulators.llm_memory import weight_bytes
@@ -50,22 +63,26 @@ def _check(diagram: Diagram, diagram_id: str) -> None:
 
 
 def test_every_diagram_is_registered() -> None:
-    assert set(hw.DIAGRAMS) == set(OTHER)
-    for diagram_id in hw.DIAGRAMS:
-        assert builders()[diagram_id] is hw.DIAGRAMS[diagram_id]
+    """Each subject module's diagrams are in the one registry; this file covers every hardware one."""
+    modules = (gpu_hardware, programming_model, memory_hierarchy, performance, numeric_formats)
+    registered = {i: b for module in modules for i, b in module.DIAGRAMS.items()}
+    registered["nvlink-topology"] = parallelism.DIAGRAMS["nvlink-topology"]
+    assert set(registered) == set(OTHER)
+    for diagram_id, builder in registered.items():
+        assert builders()[diagram_id] is builder
 
 
 @pytest.mark.parametrize("diagram_id", sorted(OTHER))
 def test_builds_with_defaults_and_other_inputs(diagram_id: str) -> None:
     _check(build(diagram_id), diagram_id)
-    _check(hw.DIAGRAMS[diagram_id](**OTHER[diagram_id]), diagram_id)
+    _check(builders()[diagram_id](**OTHER[diagram_id]), diagram_id)
 
 
 def test_architecture_csv_rows_are_sourced() -> None:
-    with hw.ARCHITECTURE_CSV.open(newline="", encoding="utf-8") as handle:
+    with schematic.ARCHITECTURE_CSV.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert rows
-    ids = {a.id for a in load_catalog()} | {hw.CUDA}
+    ids = {a.id for a in load_catalog()} | {schematic.CUDA}
     for row in rows:
         assert row["id"] in ids, row
         assert float(row["value"]) > 0
@@ -74,44 +91,80 @@ def test_architecture_csv_rows_are_sourced() -> None:
 
 def test_sm_numbers_come_from_the_data() -> None:
     for gpu in ("h100-sxm", "b200"):
-        d = hw.sm_diagram(gpu)
+        d = gpu_hardware.sm_diagram(gpu)
         acc = get_accelerator(gpu)
         assert d.table[0]["Whole GPU"] == acc.sm_count
         assert str(acc.sm_count) in d.alt
         tensor = next(r for r in d.table if r["Quantity"] == "Tensor Cores")
-        assert tensor["Per SM"] == hw.arch_fact(gpu, "tensor_cores_per_sm")
+        assert tensor["Per SM"] == schematic.arch_fact(gpu, "tensor_cores_per_sm")
         assert tensor["Whole GPU"] == tensor["Per SM"] * acc.sm_count
-    h100 = hw.sm_diagram()
+    h100 = gpu_hardware.sm_diagram()
     registers = hierarchy.get_level("h100-sxm", "registers").capacity_bytes
     row = next(r for r in h100.table if r["Quantity"] == "Register file (KiB)")
     assert row["Per SM"] == registers / 2**10
     assert "4 sub-partitions" in h100.alt and "256 KiB" in h100.alt
-    assert "sub-partitions are not in the data" in hw.sm_diagram("b200").alt  # not sourced for B200
+    b200 = gpu_hardware.sm_diagram("b200")
+    assert "4 sub-partitions" in b200.alt and "256 KiB of Tensor Memory" in b200.alt
+    assert next(r for r in b200.table if r["Quantity"] == "Tensor Memory (KiB)")["Per SM"] == 256
+
+
+@pytest.mark.parametrize("gpu", ["tpu-v4", "mi300x", "ryzen-9-7950x", "m3-max"])
+def test_nvidia_structures_are_not_drawn_for_other_chips(gpu: str) -> None:
+    """An SM, a warp's thread hierarchy, an mma.sync tile and register occupancy are NVIDIA's: a
+    TPU, an AMD compute unit, a CPU core or an Apple GPU core is refused, not drawn as one
+    (diagram review 2026-11, §2.1)."""
+    for builder in (
+        gpu_hardware.sm_diagram,
+        programming_model.thread_hierarchy_diagram,
+        gpu_hardware.tensor_core_diagram,
+        performance.occupancy_diagram,
+    ):
+        with pytest.raises(ValueError, match="not NVIDIA GPUs"):
+            builder(gpu=gpu)
+
+
+def test_the_picker_offers_only_what_draws_and_says_who_is_left_out() -> None:
+    """Every accelerator a diagram's picker offers builds; every one it leaves out is named with a
+    reason (review 2026-11, "the GPU picker")."""
+    catalog = load_catalog()
+    for diagram_id in builders():
+        if not takes_gpu(diagram_id):
+            continue
+        choices = gpu_choices(diagram_id)
+        for gpu in choices.ids:
+            builders()[diagram_id](gpu=gpu)
+        left = [name for names in choices.left_out.values() for name in names]
+        assert len(choices.ids) + len(left) == len(catalog)
+        assert all(reason and name in choices.note() for reason in choices.left_out for name in left)
+    sm = gpu_choices("sm")
+    assert "b200" in sm.ids and "a100-80gb-sxm" in sm.ids
+    assert not {"tpu-v4", "mi300x", "ryzen-9-7950x"} & set(sm.ids)
+    assert "TPU v4" in sm.note()
 
 
 def test_warp_divergence_passes() -> None:
-    d = hw.warp_simt_diagram()
-    warp = hw.cuda_fact("warp_size")
+    d = programming_model.warp_simt_diagram()
+    warp = schematic.cuda_fact("warp_size")
     assert warp == 32
     assert [r["Active lanes"] for r in d.table] == [32, 16, 16]
     assert "2 passes" in d.alt
-    uniform = hw.warp_simt_diagram(taken_lanes=warp)
+    uniform = programming_model.warp_simt_diagram(taken_lanes=warp)
     assert len(uniform.table) == 2 and "1 pass," in uniform.alt
     with pytest.raises(ValueError):
-        hw.warp_simt_diagram(taken_lanes=33)
+        programming_model.warp_simt_diagram(taken_lanes=33)
 
 
 def test_thread_hierarchy_sizes() -> None:
-    d = hw.thread_hierarchy_diagram(n_elements=1000, threads_per_block=96)
+    d = programming_model.thread_hierarchy_diagram(n_elements=1000, threads_per_block=96)
     assert d.table[0]["Count"] == math.ceil(1000 / 96)
     assert d.table[2]["Count"] == 3
     assert "11 blocks" in d.alt
     with pytest.raises(ValueError):
-        hw.thread_hierarchy_diagram(threads_per_block=2048)
+        programming_model.thread_hierarchy_diagram(threads_per_block=2048)
 
 
 def test_memory_hierarchy_matches_the_levels() -> None:
-    d = hw.memory_hierarchy_diagram("h100-sxm")
+    d = memory_hierarchy.memory_hierarchy_diagram("h100-sxm")
     hbm = hierarchy.get_level("h100-sxm", "device-memory")
     row = next(r for r in d.table if r["Level"] == hbm.name)
     assert row["Capacity (bytes)"] == hbm.capacity_bytes
@@ -119,31 +172,44 @@ def test_memory_hierarchy_matches_the_levels() -> None:
     assert si(hbm.latency_s("mid"), "s") in d.alt
 
 
+def test_l1_and_shared_memory_are_one_rung() -> None:
+    """Since Volta, L1 and shared memory are one SRAM per SM (the H100's 256 KiB, up to 228 KiB of it
+    shared: CUDA C++ Programming Guide): one rung with both latencies, not shared memory below L1."""
+    d = memory_hierarchy.memory_hierarchy_diagram("h100-sxm")
+    rungs = [r for r in d.table if r["Level"].startswith("L1 cache / shared memory")]
+    assert len(rungs) == 2  # the L1-hit and shared-memory latencies of the one rung
+    assert {r["Capacity (bytes)"] for r in rungs} == {256 * 2**10}
+    assert {r["Shared-memory carve-out, max (bytes)"] for r in rungs} == {228 * 2**10}
+    assert not any(r["Level"] == "Shared memory" for r in d.table)
+    assert "not sourced" not in json.dumps(d.spec)  # a missing value is a dash, as the caption says
+
+
 def test_coalescing_sector_counts() -> None:
-    assert hw.sectors_per_warp_load(1) == 4  # 32 × 4 B = 128 B = four 32-byte sectors
-    assert hw.sectors_per_warp_load(32) == 32
-    assert hw.sectors_per_warp_load(2) == 8
-    d = hw.coalescing_diagram()
+    assert memory_hierarchy.sectors_per_warp_load(1) == 4  # 32 × 4 B = 128 B = four 32-byte sectors
+    assert memory_hierarchy.sectors_per_warp_load(32) == 32
+    assert memory_hierarchy.sectors_per_warp_load(2) == 8
+    d = memory_hierarchy.coalescing_diagram()
     assert d.table[-1]["Used (%)"] == pytest.approx(12.5)
     assert "12.5%" in d.alt
 
 
 def test_bank_conflict_ways() -> None:
-    assert hw.bank_ways(1)[1] == 1
-    assert hw.bank_ways(2)[1] == 2
-    assert hw.bank_ways(32)[1] == 32
-    assert hw.bank_ways(33)[1] == 1  # padding a row by one word removes the conflict
-    d = hw.bank_conflicts_diagram()
+    assert memory_hierarchy.bank_ways(1)[1] == 1
+    assert memory_hierarchy.bank_ways(2)[1] == 2
+    assert memory_hierarchy.bank_ways(32)[1] == 32
+    assert memory_hierarchy.bank_ways(33)[1] == 1  # padding a row by one word removes the conflict
+    d = memory_hierarchy.bank_conflicts_diagram()
     assert [r["Passes"] for r in d.table] == [1, 2, 32]
     assert "32 passes" in d.alt
 
 
 def test_occupancy_steps() -> None:
     fam = hierarchy.family("h100-sxm")
-    assert hw.resident_warps(32, 256) == fam.max_warps_per_sm  # 65,536 registers / (32 × 32) = 64 warps
-    assert hw.resident_warps(128, 256) == 16
-    assert hw.resident_warps(255, 256) == 8
-    d = hw.occupancy_diagram()
+    # 65,536 registers / (32 × 32) = 64 warps
+    assert performance.resident_warps(32, 256) == fam.max_warps_per_sm
+    assert performance.resident_warps(128, 256) == 16
+    assert performance.resident_warps(255, 256) == 8
+    d = performance.occupancy_diagram()
     assert "16 warps" in d.alt and str(fam.max_warps_per_sm) in d.alt
     assert max(r["Resident warps per SM"] for r in d.table) == fam.max_warps_per_sm
 
@@ -151,21 +217,22 @@ def test_occupancy_steps() -> None:
 def test_hbm_stacks_multiply_to_the_catalog_bandwidth() -> None:
     for gpu in ("h100-sxm", "h200-sxm", "b200"):
         acc = get_accelerator(gpu)
-        d = hw.hbm_stack_diagram(gpu)
+        d = memory_hierarchy.hbm_stack_diagram(gpu)
         stacks = d.table[0]["Value"]
         per_stack = d.table[2]["Value"]
         assert stacks * per_stack * 1e9 == pytest.approx(acc.memory_bandwidth_bytes_per_s)
         assert si(acc.memory_bandwidth_bytes_per_s, "B/s") in d.alt
     with pytest.raises(ValueError):
-        hw.hbm_stack_diagram("rtx-4090")
+        memory_hierarchy.hbm_stack_diagram("rtx-4090")
 
 
 def test_tensor_core_flops_per_instruction_and_clock() -> None:
-    d = hw.tensor_core_diagram()
+    d = gpu_hardware.tensor_core_diagram()
     assert d.table[0]["FLOPs per instruction"] == 2 * 16 * 8 * 16
     assert d.table[1]["FLOPs per instruction"] == 2 * 32
     acc = get_accelerator("h100-sxm")
-    per_clock = acc.peak_flops("bf16") / (acc.sm_count * hw.arch_fact("h100-sxm", "tensor_clock_mhz") * 1e6)
+    clock_hz = schematic.arch_fact("h100-sxm", "tensor_clock_mhz") * 1e6
+    per_clock = acc.peak_flops("bf16") / (acc.sm_count * clock_hz)
     assert d.table[2]["FLOPs per clock per SM"] == pytest.approx(per_clock)
     assert per_clock == pytest.approx(4096, rel=0.01)  # 4 Tensor Cores × 512 FMA × 2
     assert "4,096" in d.alt
@@ -173,7 +240,7 @@ def test_tensor_core_flops_per_instruction_and_clock() -> None:
 
 def test_littles_law_numbers() -> None:
     level = hierarchy.get_level("h100-sxm", "device-memory")
-    d = hw.littles_law_diagram()
+    d = performance.littles_law_diagram()
     assert d.table[0]["Warps needed per SM"] == pytest.approx(hierarchy.warps_in_flight(level, 4))
     assert si(hierarchy.bytes_in_flight(level), "B") in d.alt
 
@@ -181,13 +248,13 @@ def test_littles_law_numbers() -> None:
 def test_roofline_ridge_equals_catalog() -> None:
     for gpu, dtype in (("h100-sxm", "bf16"), ("b200", "fp8")):
         acc = get_accelerator(gpu)
-        d = hw.roofline_ridge_diagram(gpu, dtype)
+        d = performance.roofline_ridge_diagram(gpu, dtype)
         assert d.table[2]["Value"] == pytest.approx(acc.ridge_point(dtype))
         assert f"{acc.ridge_point(dtype):,.0f}" in d.alt
 
 
 def test_capacity_vs_bandwidth_uses_model_weights() -> None:
-    d = hw.capacity_vs_bandwidth_diagram()
+    d = performance.capacity_vs_bandwidth_diagram()
     gb = weight_bytes(get_model_preset("llama-3-70b").spec, "bf16") / 1e9
     assert f"{gb:.0f} GB" in d.alt
     names = {row["GPU"] for row in d.table}
@@ -196,14 +263,14 @@ def test_capacity_vs_bandwidth_uses_model_weights() -> None:
 
 def test_nvlink_per_link_bandwidth() -> None:
     link = get_interconnect(get_accelerator("h100-sxm").interconnect_id)
-    d = hw.nvlink_topology_diagram()
+    d = parallelism.nvlink_topology_diagram()
     assert d.table[1]["Value"] == link.links
     assert d.table[2]["Value"] * link.links == pytest.approx(link.per_direction_bytes_per_s / 1e9)
     assert si(link.per_direction_bytes_per_s, "B/s") in d.alt
 
 
 def test_quantization_grid_counts() -> None:
-    d = hw.quantization_grid_diagram()
+    d = numeric_formats.quantization_grid_diagram()
     for row in d.table:
         assert row["Distinct values"] == len(format_grid(row["Format"]))
         assert row["Largest value"] == FORMATS[row["Format"]].max_finite
@@ -211,10 +278,25 @@ def test_quantization_grid_counts() -> None:
 
 
 def test_tensor_vs_cuda_core_peaks() -> None:
-    d = hw.tensor_vs_cuda_core_diagram()
+    d = gpu_hardware.tensor_vs_cuda_core_diagram()
     h100 = get_accelerator("h100-sxm")
     row = next(r for r in d.table if r["GPU"] == h100.name)
     assert row["FP32 CUDA cores (TFLOP/s)"] == pytest.approx(h100.fp32_flops / 1e12)
     assert row["Ratio"] == pytest.approx(h100.peak_flops("fp16") / h100.fp32_flops)
     with pytest.raises(ValueError):
-        hw.tensor_vs_cuda_core_diagram(gpus=("m3-max",))
+        gpu_hardware.tensor_vs_cuda_core_diagram(gpus=("m3-max",))
+    # A linear axis from zero, so bar length is proportional (a log axis made B200's 30× look smaller
+    # than V100's 8×: diagram review 2026-11, §2.4).
+    assert d.spec["layout"]["xaxis"].get("type") in (None, "linear")
+    assert d.spec["layout"]["xaxis"]["range"][0] == 0
+
+
+def test_b200_is_two_dies_with_four_stacks_each() -> None:
+    """B200: two dies joined by NV-HBI (10 TB/s), each with four 24 GB HBM3E stacks (TweakTown,
+    GTC 2024, as in gpu_architecture.csv)."""
+    d = memory_hierarchy.hbm_stack_diagram("b200")
+    rows = {r["Quantity"]: r["Value"] for r in d.table}
+    assert rows["GPU dies"] == 2 and rows["HBM stacks"] == 8
+    assert rows["Die-to-die link (NV-HBI)"] == 10_000
+    assert rows["One stack as built (sourced)"] == 24
+    assert "2 dies (4 each, joined by NV-HBI)" in d.alt

@@ -1,6 +1,6 @@
-"""The inference and parallelism diagrams (charts/diagrams/inference.py): every builder draws a valid
-Plotly figure with defaults and with another model or GPU, and the numbers it shows are the
-simulators' own."""
+"""The inference and parallelism diagrams (charts/diagrams/llm_inference.py and parallelism.py):
+every builder draws a valid Plotly figure with defaults and with another model or GPU, and the
+numbers it shows are the simulators' own."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import math
 import plotly.graph_objects as go
 import pytest
 
-from charts.diagrams import Diagram, build, builders
-from charts.diagrams import inference as inf
+from charts.diagrams import Diagram, block_grid, build, builders, llm_inference, parallelism
 from simulators.hardware import get_accelerator, get_interconnect
 from simulators.llm_memory import (
     attention_score_bytes,
@@ -61,9 +60,11 @@ def call_id(call: tuple[str, dict]) -> str:
 
 
 def test_module_registers_its_diagrams() -> None:
-    assert set(inf.DIAGRAMS) == set(VARIANTS)
+    registered = {**llm_inference.DIAGRAMS, **parallelism.DIAGRAMS}
+    del registered["nvlink-topology"]  # a hardware diagram: tests/test_diagrams_hardware.py
+    assert set(registered) == set(VARIANTS)
     for diagram_id in VARIANTS:
-        assert builders()[diagram_id] is inf.DIAGRAMS[diagram_id]
+        assert builders()[diagram_id] is registered[diagram_id]
 
 
 @pytest.mark.parametrize("call", CALLS, ids=call_id)
@@ -78,13 +79,13 @@ def test_builder_draws_a_valid_figure(call: tuple[str, dict]) -> None:
     assert 0 < len(d.alt) < 600
     assert d.table and all(isinstance(row, dict) and row for row in d.table)
     height = d.spec["layout"].get("height")
-    assert height is None or height <= inf.MAX_HEIGHT
+    assert height is None or height <= block_grid.MAX_HEIGHT
 
 
 def test_kv_cache_growth_numbers() -> None:
     for model, tokens, context in (("llama-3-8b", 8, 8192), ("gemma-2-9b", 5, 4096)):
         spec = get_model_preset(model).spec
-        d = inf.kv_cache_growth(model=model, tokens=tokens, context=context)
+        d = llm_inference.kv_cache_growth(model=model, tokens=tokens, context=context)
         per_token = spec.kv_cache_bytes_per_token()
         assert binary_bytes(per_token) in d.alt
         assert binary_bytes(kv_cache_bytes(spec, context)) in d.alt
@@ -99,8 +100,8 @@ def test_kv_cache_growth_numbers() -> None:
 
 
 def test_paged_kv_blocks_and_waste() -> None:
-    d = inf.paged_kv()
-    assert inf.paged_block_tables([50, 40], 16) == [[0, 2, 4, 6], [1, 3, 5]]
+    d = llm_inference.paged_kv()
+    assert llm_inference.paged_block_tables([50, 40], 16) == [[0, 2, 4, 6], [1, 3, 5]]
     a_rows = [r for r in d.table if r["sequence"] == "A"]
     assert [r["physical block"] for r in a_rows] == [0, 2, 4, 6]
     assert sum(r["tokens stored"] for r in a_rows) == 50
@@ -109,15 +110,15 @@ def test_paged_kv_blocks_and_waste() -> None:
     assert a_rows[0]["block size (bytes)"] == 16 * per_token
     assert binary_bytes(14 * per_token) in d.alt
     assert binary_bytes((8192 - 50) * per_token) in d.alt
-    assert inf.VLLM_DEFAULT_BLOCK_TOKENS == 16
+    assert llm_inference.VLLM_DEFAULT_BLOCK_TOKENS == 16
     with pytest.raises(ValueError):
-        inf.paged_kv(tokens=500)  # too many blocks to draw
+        llm_inference.paged_kv(tokens=500)  # too many blocks to draw
 
 
 def test_gqa_sharing_numbers() -> None:
     for model in ("llama-3-8b", "llama-3-70b", "gpt2"):
         spec = get_model_preset(model).spec
-        d = inf.gqa_sharing(model=model)
+        d = llm_inference.gqa_sharing(model=model)
         assert f"{spec.num_heads} query heads" in d.alt
         assert f"{spec.num_kv_heads} key-value heads" in d.alt
         assert d.table[0]["KV cache per token (bytes)"] == spec.kv_cache_bytes_per_token()
@@ -127,12 +128,12 @@ def test_gqa_sharing_numbers() -> None:
         rects = [s for s in d.spec["layout"]["shapes"] if s["type"] == "rect"]
         assert len(rects) == spec.num_heads + spec.num_kv_heads
     with pytest.raises(ValueError):
-        inf.gqa_sharing(model="deepseek-v3")  # MLA: no KV heads
+        llm_inference.gqa_sharing(model="deepseek-v3")  # MLA: no KV heads
 
 
 def test_flash_attention_bytes_match_the_roofline_model() -> None:
     spec = get_model_preset("llama-3-8b").spec
-    d = inf.flash_attention()
+    d = llm_inference.flash_attention()
     naive = attention(1, spec.num_heads, spec.num_kv_heads, 8192, 8192, spec.head_dim, flash=False)
     flash = attention(1, spec.num_heads, spec.num_kv_heads, 8192, 8192, spec.head_dim, flash=True)
     assert d.table[0]["total bytes"] == naive.bytes
@@ -149,7 +150,7 @@ def test_flash_attention_bytes_match_the_roofline_model() -> None:
     ("stages", "microbatches", "schedule"), [(4, 8, "1f1b"), (8, 16, "gpipe"), (2, 1, "1f1b")]
 )
 def test_pipeline_bubble_fraction(stages: int, microbatches: int, schedule: str) -> None:
-    d = inf.pipeline_bubble(stages=stages, microbatches=microbatches, schedule=schedule)
+    d = parallelism.pipeline_bubble(stages=stages, microbatches=microbatches, schedule=schedule)
     fraction = pipeline_bubble_fraction(stages, microbatches)
     assert f"{fraction:.1%}" in d.alt
     assert len(d.table) == stages
@@ -161,10 +162,10 @@ def test_pipeline_bubble_fraction(stages: int, microbatches: int, schedule: str)
 def test_zero_stages_match_the_paper_formula() -> None:
     for model, n, gpu in (("llama-2-7b", 64, "a100-80gb-sxm"), ("llama-3-8b", 8, "h100-sxm")):
         params = get_model_preset(model).spec.param_count()
-        d = inf.zero_stages(model=model, n_gpus=n, gpu=gpu)
+        d = parallelism.zero_stages(model=model, n_gpus=n, gpu=gpu)
         for stage, row in enumerate(d.table):
             assert row["total per GPU (bytes)"] == zero_model_state_bytes(params, n, stage)
-            parts = model_state_bytes_per_gpu(params, inf.ZERO_RECIPE, n, stage)
+            parts = model_state_bytes_per_gpu(params, parallelism.ZERO_RECIPE, n, stage)
             assert row["weights (bytes)"] + row["gradients (bytes)"] + row["optimizer states (bytes)"] == (
                 pytest.approx(row["total per GPU (bytes)"])
             )
@@ -176,15 +177,16 @@ def test_zero_stages_match_the_paper_formula() -> None:
 def test_moe_routing_picks_k_of_e() -> None:
     for model in ("mixtral-8x7b", "deepseek-v3"):
         spec = get_model_preset(model).spec
-        d = inf.moe_routing(model=model, tokens=4)
+        d = llm_inference.moe_routing(model=model, tokens=4)
         grid = d.spec["data"][0]["z"]
         assert len(grid) == 4 and all(len(row) == spec.num_experts for row in grid)
         assert all(sum(row) == spec.experts_per_token for row in grid)
         assert f"to {spec.experts_per_token} experts" in d.alt
         assert f"{spec.param_count(active=True) / 1e9:,.1f}B" in d.alt
-    assert inf.moe_routing(seed=1).spec == inf.moe_routing(seed=1).spec  # seeded: repeatable
+    # seeded: repeatable
+    assert llm_inference.moe_routing(seed=1).spec == llm_inference.moe_routing(seed=1).spec
     with pytest.raises(ValueError):
-        inf.moe_routing(model="llama-3-8b")
+        llm_inference.moe_routing(model="llama-3-8b")
 
 
 def test_compute_comm_overlap_matches_step_time() -> None:
@@ -193,7 +195,7 @@ def test_compute_comm_overlap_matches_step_time() -> None:
     layout = Layout(dp=16, tp=1, pp=1, num_microbatches=1, seq=4096, nodes=2, gpus_per_node=8)
     terms = communication_per_step(spec, layout)
     serial = step_time(spec, layout, acc, terms)
-    d = inf.compute_comm_overlap()
+    d = parallelism.compute_comm_overlap()
     rows = {r["part"]: r for r in d.table}
     assert rows["step (s)"]["serial"] == serial.total_s
     assert rows["gradient all-reduce (s)"]["serial"] == serial.dp_s
@@ -202,13 +204,25 @@ def test_compute_comm_overlap_matches_step_time() -> None:
     exposed = max(0.0, serial.dp_s - backward)
     assert math.isclose(rows["all-reduce exposed (s)"]["overlapped"], exposed)
     assert math.isclose(rows["step (s)"]["overlapped"], serial.compute_s + exposed)
-    assert inf._seconds(serial.total_s) in d.alt
+    assert block_grid._seconds(serial.total_s) in d.alt
+
+
+def test_compute_comm_overlap_spreads_rings_over_every_nic() -> None:
+    """Two nodes of 8 H100s with one 400 Gb/s NIC per GPU: NCCL's rings leave each node through all 8,
+    so each NIC carries 1/8 of a GPU's 2(n−1)/n × 16 GB ring bytes and the all-reduce takes about
+    75–100 ms, hidden behind the 332 ms backward pass (diagram review 2026-11, §2.3). One GPU per
+    node puts every byte through its one NIC, and part of it stays exposed."""
+    rows = {r["part"]: r for r in parallelism.compute_comm_overlap().table}
+    assert 0.075 <= rows["gradient all-reduce (s)"]["serial"] <= 0.100
+    assert rows["all-reduce exposed (s)"]["overlapped"] == 0
+    one_per_node = {r["part"]: r for r in parallelism.compute_comm_overlap(nodes=4, gpus_per_node=1).table}
+    assert one_per_node["all-reduce exposed (s)"]["overlapped"] > 0
 
 
 def test_batching_tpot_is_the_decode_step() -> None:
     spec = get_model_preset("llama-3-8b").spec
     acc = get_accelerator("h100-sxm")
-    d = inf.batching_tpot()
+    d = llm_inference.batching_tpot()
     for row in d.table:
         step = decode_step(
             spec,
@@ -221,13 +235,13 @@ def test_batching_tpot_is_the_decode_step() -> None:
         assert weight_bytes(spec) + kv_cache_bytes(spec, 1024, row["batch"]) <= acc.memory_bytes
     assert f"{d.table[0]['step time = TPOT (s)'] * 1e3:,.3g} ms" in d.alt
     # a long context leaves out the batches whose KV cache does not fit
-    long = inf.batching_tpot(context=32768)
+    long = llm_inference.batching_tpot(context=32768)
     assert max(r["batch"] for r in long.table) < 256
     assert "do not fit" in long.caption
 
 
 def test_parallelism_3d_ranks_follow_the_simulator() -> None:
-    d = inf.parallelism_3d()
+    d = parallelism.parallelism_3d()
     spec = get_model_preset("llama-3-8b").spec
     roles = gpu_roles(Layout(dp=2, tp=2, pp=4, nodes=2, gpus_per_node=8), spec)
     assert [r["GPU (global rank)"] for r in d.table] == [r.rank for r in roles]
@@ -239,19 +253,19 @@ def test_parallelism_3d_ranks_follow_the_simulator() -> None:
 
 def test_tp_pp_dp_splits_numbers() -> None:
     spec = get_model_preset("llama-3-8b").spec
-    d = inf.tp_pp_dp_splits()
+    d = parallelism.tp_pp_dp_splits()
     assert f"{spec.intermediate_size // 4:,} of the {spec.intermediate_size:,} columns" in d.alt
     assert f"{spec.num_layers // 4} of the {spec.num_layers} layers" in d.alt
     with pytest.raises(ValueError):
-        inf.tp_pp_dp_splits(dp=3)  # 16 sequences do not split over 3
+        parallelism.tp_pp_dp_splits(dp=3)  # 16 sequences do not split over 3
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 8])
 def test_ring_schedule_completes_and_counts_bytes(n: int) -> None:
-    sends = inf.ring_schedule(n)
+    sends = parallelism.ring_schedule(n)
     assert len(sends) == 2 * (n - 1)
     assert all(sorted(step) == list(range(n)) for step in sends)  # every link carries one chunk per step
-    d = inf.ring_all_reduce(n_gpus=n)
+    d = parallelism.ring_all_reduce(n_gpus=n)
     grads = get_model_preset("llama-3-8b").spec.param_count() * 2
     per_step = grads / n
     assert all(row["bytes sent per GPU"] == per_step for row in d.table)
@@ -266,7 +280,7 @@ def test_ring_schedule_completes_and_counts_bytes(n: int) -> None:
 def test_prefill_vs_decode_intensities() -> None:
     spec = get_model_preset("llama-3-8b").spec
     acc = get_accelerator("h100-sxm")
-    d = inf.prefill_vs_decode()
+    d = llm_inference.prefill_vs_decode()
     rows = {r["phase"]: r for r in d.table}
     assert rows["Prefill"]["FLOP per byte"] == prefill_op(spec, 2048).intensity
     assert rows["Decode"]["FLOP per byte"] == decode_step_op(spec, 1, 2048).intensity
@@ -277,7 +291,7 @@ def test_prefill_vs_decode_intensities() -> None:
 
 def test_sliding_window_cache_levels_off() -> None:
     spec = get_model_preset("gemma-2-9b").spec
-    d = inf.sliding_window_cache()
+    d = llm_inference.sliding_window_cache()
     last = d.table[-1]
     assert last["context (tokens)"] == spec.max_positions
     assert last["tokens kept per sliding window layer"] == spec.sliding_window
@@ -285,20 +299,25 @@ def test_sliding_window_cache_levels_off() -> None:
     assert last["cache total (bytes)"] == kv_cache_bytes(spec, spec.max_positions)
     assert f"{kv_cache_bytes(spec, spec.max_positions) / 1e9:,.3g} GB" in d.alt
     with pytest.raises(ValueError):
-        inf.sliding_window_cache(model="llama-3-8b")
+        llm_inference.sliding_window_cache(model="llama-3-8b")
 
 
 def test_hybrid_cache_by_kind() -> None:
     spec = get_model_preset("nemotron-3-nano-30b-a3b").spec
-    d = inf.hybrid_cache()
+    d = llm_inference.hybrid_cache()
     by_kind = kv_cache_by_kind(spec, [131_072])
     key = "cache at 131,072 tokens (bytes)"
     kinds = {r["layer kind"]: r for r in d.table}
+    # The 23 layers without a token mixer are MoE FFNs (128 routed experts, 6 active), and say so
+    # (diagram review 2026-11, hybrid-cache).
+    moe = "MoE FFN, 6 of 128 experts (no token mixer)"
     for label, values in by_kind.parts.items():
-        assert kinds[label][key] == values[0]
-        assert kinds[label]["layers"] == by_kind.layers[label]
+        row = kinds[moe if label == "no token mixer" else label]
+        assert row[key] == values[0]
+        assert row["layers"] == by_kind.layers[label]
+    assert kinds[moe]["layers"] == 23
     assert kinds["all layers as full attention"][key] == by_kind.naive[0]
     assert sum(r[key] for r in d.table[:-1]) == kv_cache_bytes(spec, 131_072)
     assert f"{kv_cache_bytes(spec, 131_072) / 1e9:,.3g} GB" in d.alt
     with pytest.raises(ValueError):
-        inf.hybrid_cache(model="llama-3-8b")  # one kind of layer only
+        llm_inference.hybrid_cache(model="llama-3-8b")  # one kind of layer only

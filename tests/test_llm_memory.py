@@ -11,17 +11,16 @@ from simulators.llm_memory import (
     QLORA_BITS_PER_PARAM,
     WEIGHT_FORMATS,
     ModelSpec,
-    decode_step,
     inference_memory,
     kv_cache_bytes,
     lora_trainable_params,
     max_context_that_fits,
     model_state_bytes_per_gpu,
-    prefill_time_s,
     training_activation_bytes_per_layer,
     training_memory,
     weight_bytes,
 )
+from simulators.llm_speed import decode_step, prefill_time_s
 from simulators.parallelism import zero_model_state_bytes
 
 # Shapes published in the Llama 2 paper (arXiv 2307.09288, Table 1 and §2.2) and its

@@ -16,7 +16,8 @@ from measure.decode import (  # noqa: E402
     weights_read_per_step_bytes,
 )
 from measure.transformer import TransformerConfig, build_model  # noqa: E402
-from simulators.llm_memory import ModelSpec, kv_cache_bytes, weight_bytes_read_per_step  # noqa: E402
+from simulators.llm_memory import ModelSpec, kv_cache_bytes  # noqa: E402
+from simulators.llm_speed import weight_bytes_read_per_step  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
@@ -52,7 +53,7 @@ def test_static_cache_steps_give_the_full_forward_pass_logits():
 
 
 def test_bytes_per_step_are_the_simulators_bytes():
-    """Weights read per step and the KV cache equal simulators.llm_memory's weight_bytes_read_per_step
+    """Weights read per step and the KV cache equal simulators.llm_speed's weight_bytes_read_per_step
     and kv_cache_bytes for the same config (bf16, batch 1 and 8, 100 tokens in context)."""
     config = {k: v for k, v in CPU_CONFIG.to_dict().items() if v is not None}
     spec = ModelSpec.from_hf_config({**config, "model_type": "llama"})

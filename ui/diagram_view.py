@@ -7,28 +7,32 @@ import inspect
 
 import streamlit as st
 
-from charts.diagrams import build, builders
+from charts.diagrams import build, builders, gpu_choices, takes_gpu
 from simulators.hardware import load_catalog
 from ui.chart import show
 
 
 def show_diagram(diagram_id: str, *, key: str) -> None:
-    """Draw the diagram ``diagram_id``; a GPU picker when its builder takes ``gpu``."""
+    """Draw the diagram ``diagram_id``; a GPU picker when its builder takes ``gpu``, offering only
+    the accelerators it draws truthfully, and a caption naming the ones left out and why."""
     builder = builders().get(diagram_id)
     if builder is None:
         return
     params = {}
-    if "gpu" in inspect.signature(builder).parameters:
+    left_out = ""
+    if takes_gpu(diagram_id):
         default = inspect.signature(builder).parameters["gpu"].default
-        gpus = {a.id: a.name for a in load_catalog()}
-        ids = list(gpus)
+        choices = gpu_choices(diagram_id)
+        names = {a.id: a.name for a in load_catalog()}
+        ids = list(choices.ids)
         params["gpu"] = st.selectbox(
             "Draw it for",
             ids,
             index=ids.index(default) if default in ids else 0,
-            format_func=gpus.get,
+            format_func=names.get,
             key=f"{key}-gpu",
         )
+        left_out = choices.note()
     try:
         diagram = build(diagram_id, **params)
     except (KeyError, ValueError) as exc:
@@ -39,3 +43,5 @@ def show_diagram(diagram_id: str, *, key: str) -> None:
         from ui.controls import term_markdown
 
         st.caption(term_markdown(diagram.caption))
+    if left_out:
+        st.caption(left_out)

@@ -6,12 +6,21 @@ Each module here defines ``DIAGRAMS``: diagram id -> builder. A builder takes ke
 sentence a screen reader hears in its place (``alt``, with the computed numbers), the numbers
 behind it as table rows, and a caption that says what to notice (and the source of a figure
 adapted from a paper or datasheet). Glossary terms name theirs with ``diagram: <id>``.
+
+Modules are named after the glossary's categories (``gpu_hardware``, ``programming_model``,
+``memory_hierarchy``, ``performance``, ``numeric_formats``, ``parallelism``, ``llm_inference``);
+``schematic`` and ``block_grid`` hold what their builders share.
+
+A builder that takes ``gpu`` raises ``ValueError`` with a reason for an accelerator it cannot
+draw truthfully (no sourced fact, or a structure the part does not have: SMs on a TPU);
+``gpu_choices`` turns that into the list a page offers and the sentence saying who was left out.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -54,3 +63,51 @@ def build(diagram_id: str, **params: Any) -> Diagram:
     if diagram_id not in builders():
         raise KeyError(diagram_id)
     return _build(diagram_id, tuple(sorted(params.items())))
+
+
+@dataclass(frozen=True)
+class GpuChoices:
+    """The accelerators a GPU-drawing diagram can be drawn for, in catalog order, and the ones
+    left out: reason -> accelerator names."""
+
+    ids: tuple[str, ...]
+    left_out: Mapping[str, tuple[str, ...]]
+
+    def note(self) -> str:
+        """One sentence per reason, naming who is left out; "" when every accelerator draws."""
+        return " ".join(
+            f"Not offered: {', '.join(names)} ({reason})." for reason, names in self.left_out.items()
+        )
+
+
+def takes_gpu(diagram_id: str) -> bool:
+    """Does the diagram's builder draw for one accelerator (a ``gpu`` parameter)?"""
+    return "gpu" in inspect.signature(builders()[diagram_id]).parameters
+
+
+def _reason(exc: Exception, acc_id: str, acc_name: str) -> str:
+    text = str(exc.args[0]) if exc.args else str(exc)
+    for name in (f"{acc_name} ({acc_id})", acc_name, acc_id):
+        text = text.replace(name, "")
+    text = text.strip(" :,")
+    return text[4:] if text.startswith("has ") else text
+
+
+@functools.cache
+def gpu_choices(diagram_id: str) -> GpuChoices:
+    """Which catalog accelerators ``diagram_id`` draws for: each is built once with its defaults
+    (a fraction of a second for the whole catalog, once per process); one that raises
+    ``ValueError`` or ``KeyError`` is left out under the reason its builder gave."""
+    from simulators.hardware import load_catalog
+
+    builder = builders()[diagram_id]
+    ids: list[str] = []
+    left_out: dict[str, list[str]] = {}
+    for acc in load_catalog():
+        try:
+            builder(gpu=acc.id)
+        except (KeyError, ValueError) as exc:
+            left_out.setdefault(_reason(exc, acc.id, acc.name), []).append(acc.name)
+        else:
+            ids.append(acc.id)
+    return GpuChoices(tuple(ids), {reason: tuple(names) for reason, names in left_out.items()})

@@ -1,5 +1,6 @@
-"""State-space, recurrent and short-convolution models, and their hybrids with attention: Jamba,
-Zamba, Zamba2, LFM2 (+MoE), LFM3, RecurrentGemma, RWKV and xLSTM.
+"""Recurrent, short-convolution and Mamba-1-hybrid models, and their hybrids with attention: Jamba,
+Zamba, Zamba2, LFM2 (+MoE), LFM3, RecurrentGemma, RWKV and xLSTM (pure Mamba models and the
+Mamba-2 hybrids are in ``mamba``).
 
 Their token mixers keep a fixed-size state (convolution window, SSM or recurrent state) instead of
 a KV cache that grows with the context: ``layer_kinds`` "ssm" / "recurrent" with

@@ -1,11 +1,9 @@
-"""Diagrams for the serving and multi-GPU terms: KV cache, paging, GQA, FlashAttention, MoE routing,
-batching, prefill and decode, sliding windows and hybrids; pipelines, ZeRO, the three kinds of
-parallelism, the ring all-reduce and compute/communication overlap.
+"""Diagrams of the glossary's LLM-inference terms: KV cache growth, paging, GQA, FlashAttention, MoE
+routing, batching, prefill and decode, sliding windows and hybrid caches.
 
 Every number drawn comes from the simulators (``simulators.llm_memory``, ``llm_speed``,
 ``parallelism``, ``roofline``), the model presets and the accelerator catalog; a builder only
-chooses what to show. Schematic builders draw boxes as layout shapes on hidden axes; the others
-are ordinary bar, line and heatmap charts. All return ``charts.diagrams.Diagram``.
+chooses what to show. All return ``charts.diagrams.Diagram``.
 """
 
 from __future__ import annotations
@@ -16,149 +14,44 @@ from collections.abc import Sequence
 from typing import Any
 
 from charts.diagrams import Diagram
+from charts.diagrams.block_grid import (
+    EMPTY_COLOUR,
+    GB,
+    OUTLINE,
+    _check_range,
+    _colour,
+    _finish,
+    _gb,
+    _hidden,
+    _ink,
+    _legend_square,
+    _note,
+    _preset_spec,
+    _rect,
+)
 from charts.palette import OKABE_ITO
-from charts.parallelism import pipeline_gantt_figure
 from charts.style import (
     LABEL_BOX_TEXT,
     LABEL_FONT_PX,
     axis,
     decade_ticks,
-    figure,
     legend_name,
     plain_number,
     wrap,
 )
 from charts.style import title as chart_title
-from simulators.hardware import get_accelerator, get_interconnect
+from simulators.hardware import get_accelerator
 from simulators.llm_memory import (
     attention_score_bytes,
     kv_bytes_per_value,
     kv_cache_by_kind,
     kv_cache_bytes,
-    model_state_bytes_per_gpu,
-    training_recipe,
     weight_bytes,
 )
 from simulators.llm_speed import decode_step, expected_experts_touched
 from simulators.model_config import LAYER_KINDS, ModelSpec
-from simulators.parallelism import (
-    BACKWARD_OVER_FORWARD,
-    Layout,
-    check_layout,
-    communication_per_step,
-    gpu_roles,
-    layers_per_stage,
-    link_efficiency,
-    megatron_bubble_ratio,
-    pipeline_bubble_fraction,
-    pipeline_schedule,
-    ring_allreduce_bytes_per_gpu,
-    schedule_idle_fraction,
-    schedule_idle_intervals,
-    schedule_makespan,
-    step_time,
-    zero_model_state_bytes,
-)
-from simulators.presets import get_model_preset
 from simulators.roofline import attainable_flops, attention, decode_step_op, prefill_op
 from simulators.units import binary_bytes
-
-MAX_HEIGHT = 520
-EMPTY_COLOUR = "#DDDDDD"  # an empty slot or an idle GPU: light grey, always named in text too
-OUTLINE = "#444444"
-GB = 1e9
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def _preset_spec(model: str) -> tuple[str, ModelSpec]:
-    preset = get_model_preset(model)
-    return preset.name, preset.spec
-
-
-def _ink(colour: str) -> str:
-    """Text colour that reads on ``colour``: white on the dark blue and black, else near-black."""
-    return "white" if colour in (OKABE_ITO[0], OKABE_ITO[7], OUTLINE) else LABEL_BOX_TEXT
-
-
-def _colour(index: int) -> str:
-    return OKABE_ITO[index % len(OKABE_ITO)]
-
-
-def _rect(x0: float, y0: float, x1: float, y1: float, fill: str, **extra: Any) -> dict[str, Any]:
-    shape = {
-        "type": "rect",
-        "xref": "x",
-        "yref": "y",
-        "x0": x0,
-        "y0": y0,
-        "x1": x1,
-        "y1": y1,
-        "fillcolor": fill,
-        "line": {"color": "white", "width": 1},
-        "layer": "below",
-    }
-    shape.update(extra)
-    return shape
-
-
-def _note(
-    x: float, y: float, text: str, *, colour: str | None = None, size: int = LABEL_FONT_PX, **extra: Any
-):
-    """A text label at data coordinates (no arrow); ``colour`` None follows the theme's text colour."""
-    font: dict[str, Any] = {"size": size}
-    if colour:
-        font["color"] = colour
-    note = {"x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False, "font": font}
-    note.update(extra)
-    return note
-
-
-def _hidden(lo: float, hi: float, **extra: Any) -> dict[str, Any]:
-    spec = {"visible": False, "range": [lo, hi], "fixedrange": True, "showgrid": False, "zeroline": False}
-    spec.update(extra)
-    return spec
-
-
-def _legend_square(name: str, colour: str) -> dict[str, Any]:
-    """A legend entry (a coloured square) for shapes, which have no legend of their own."""
-    return {
-        "type": "scatter",
-        "x": [None],
-        "y": [None],
-        "mode": "markers",
-        "marker": {"symbol": "square", "size": 14, "color": colour, "line": {"color": OUTLINE, "width": 1}},
-        "name": legend_name(name),
-        "hoverinfo": "skip",
-    }
-
-
-def _finish(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, Any]:
-    spec = figure(data, layout)
-    if "height" in spec["layout"]:
-        spec["layout"]["height"] = min(MAX_HEIGHT, spec["layout"]["height"])
-    return spec
-
-
-def _check_range(name: str, value: int, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
-
-
-def _gb(value: float) -> str:
-    return f"{value / GB:,.3g} GB"
-
-
-def _seconds(value: float) -> str:
-    return f"{value:,.2f} s" if value >= 1 else f"{value * 1e3:,.3g} ms"
-
-
-# ---------------------------------------------------------------------------------------------
-# 1. KV cache growth
-# ---------------------------------------------------------------------------------------------
 
 
 def kv_cache_growth(
@@ -246,13 +139,11 @@ def kv_cache_growth(
     return Diagram("kv-cache-growth", _finish(data, layout), alt, table, caption)
 
 
-# ---------------------------------------------------------------------------------------------
-# 2. Paged KV cache
-# ---------------------------------------------------------------------------------------------
-
 # vLLM's default KV block: CacheConfig.DEFAULT_BLOCK_SIZE = 16 tokens
 # (https://docs.vllm.ai/en/stable/api/vllm/config/cache/).
 VLLM_DEFAULT_BLOCK_TOKENS = 16
+
+
 MAX_LOGICAL_BLOCKS = 12
 
 
@@ -341,7 +232,8 @@ def paged_kv(
     layout = {
         "title": chart_title(
             f"PagedAttention: {blocks} blocks, {empty} empty slots ({binary_bytes(wasted)})",
-            f"{name}: {binary_bytes(block_bytes)} per block of {block_tokens} tokens",
+            f"{name}: {binary_bytes(block_bytes)} per block of {block_tokens} tokens across all "
+            f"{spec.num_layers} layers ({binary_bytes(block_bytes / spec.num_layers)} per layer)",
         ),
         "height": 230 + 34 * (blocks + 2),
         "shapes": shapes,
@@ -366,23 +258,20 @@ def paged_kv(
             )
     alt = (
         f"Sequence A's {tokens} tokens fill {blocks} blocks of {block_tokens} tokens "
-        f"({binary_bytes(block_bytes)} each for {name}); its block table maps them to physical blocks "
-        f"{', '.join(map(str, table_a))}, interleaved with sequence B's. Only the last block is partly "
-        f"empty: {empty} slots, {binary_bytes(wasted)}, against {binary_bytes(contiguous_waste)} left "
-        f"unused by a contiguous {reserved_tokens:,}-token reservation."
+        f"({binary_bytes(block_bytes)} each for {name} across its {spec.num_layers} layers, "
+        f"{binary_bytes(block_bytes / spec.num_layers)} in each layer); its block table maps them to "
+        f"physical blocks {', '.join(map(str, table_a))}, interleaved with sequence B's. Only the last "
+        f"block is partly empty: {empty} slots, {binary_bytes(wasted)}, against "
+        f"{binary_bytes(contiguous_waste)} left unused by a contiguous {reserved_tokens:,}-token reservation."
     )
     caption = (
         f"A sequence takes a new block only when its last one is full, so at most {block_tokens - 1} "
         f"slots per sequence sit empty. Block size {block_tokens} is vLLM's default "
-        "(CacheConfig.DEFAULT_BLOCK_SIZE). Paging as in Kwon et al. 2023, 'Efficient Memory "
+        "(CacheConfig.DEFAULT_BLOCK_SIZE); vLLM keeps one such block per layer, so a block's bytes "
+        "here add up every layer's. Paging as in Kwon et al. 2023, 'Efficient Memory "
         "Management for Large Language Model Serving with PagedAttention' (arXiv 2309.06180)."
     )
     return Diagram("paged-kv", _finish(data, layout), alt, tuple(rows), caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 3. Grouped-query attention
-# ---------------------------------------------------------------------------------------------
 
 
 def _uniform_attention(spec: ModelSpec, name: str) -> None:
@@ -483,11 +372,6 @@ def gqa_sharing(*, model: str = "llama-3-8b", context: int = 8192) -> Diagram:
     return Diagram("gqa-sharing", _finish([], layout), alt, table, caption)
 
 
-# ---------------------------------------------------------------------------------------------
-# 4. FlashAttention
-# ---------------------------------------------------------------------------------------------
-
-
 def flash_attention(*, model: str = "llama-3-8b", context: int = 8192, gpu: str = "h100-sxm") -> Diagram:
     """Bytes one layer's attention moves through device memory for a prompt, naive vs tiled."""
     if isinstance(context, bool) or not isinstance(context, int) or context < 1:
@@ -537,7 +421,7 @@ def flash_attention(*, model: str = "llama-3-8b", context: int = 8192, gpu: str 
     ]
     layout = {
         "title": chart_title(
-            f"FlashAttention moves {naive.bytes / flash.bytes:,.0f}× fewer bytes",
+            f"FlashAttention moves at least {naive.bytes / flash.bytes:,.0f}× fewer bytes",
             f"{name}, one layer, {context:,}-token prompt; times at {acc.name}'s {bw / 1e12:,.3g} TB/s",
         ),
         "barmode": "stack",
@@ -576,173 +460,18 @@ def flash_attention(*, model: str = "llama-3-8b", context: int = 8192, gpu: str 
     alt = (
         f"For one layer of {name} on a {context:,}-token prompt, naive attention moves {_gb(naive.bytes)} "
         f"through device memory, {_gb(scores)} of it the score matrix; FlashAttention keeps the scores on "
-        f"chip and moves {_gb(flash.bytes)}, {naive.bytes / flash.bytes:,.0f} times less."
+        f"chip and moves at least {_gb(flash.bytes)} (each of Q, K, V and O once: a lower bound), "
+        f"{naive.bytes / flash.bytes:,.0f} times less."
     )
     caption = (
         "Same FLOPs, different bytes: the naive kernel writes the heads × tokens × tokens scores and "
         "probabilities to memory and reads them back; the tiled kernel computes them block by block in "
-        f"on-chip SRAM. Eager PyTorch attention also holds {_gb(held)} of scores at its peak."
+        "on-chip SRAM. The FlashAttention bar is a lower bound on its traffic: it counts Q, K, V and O "
+        "crossing memory once, while the kernel re-reads K and V for every block of queries, "
+        "Θ(N²d²/M) bytes for SRAM of M (Dao et al. 2022, Theorem 2). "
+        f"Eager PyTorch attention also holds {_gb(held)} of scores at its peak."
     )
     return Diagram("flash-attention", _finish(data, layout), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 5. Pipeline bubble
-# ---------------------------------------------------------------------------------------------
-
-
-def pipeline_bubble(*, stages: int = 4, microbatches: int = 8, schedule: str = "1f1b") -> Diagram:
-    """The GPipe or 1F1B schedule of one step, stages × time, idle slots hatched."""
-    _check_range("stages", stages, 1, 8)
-    _check_range("microbatches", microbatches, 1, 32)
-    slots = pipeline_schedule(stages, microbatches, schedule)
-    spec = pipeline_gantt_figure(slots, schedule)
-    spec["layout"]["height"] = min(MAX_HEIGHT, spec["layout"].get("height", MAX_HEIGHT))
-    idle = schedule_idle_fraction(slots)
-    formula = pipeline_bubble_fraction(stages, microbatches)
-    makespan = schedule_makespan(slots)
-    gaps = schedule_idle_intervals(slots)
-    table = tuple(
-        {
-            "stage": s + 1,
-            "busy (forward-pass units)": sum(x.end - x.start for x in slots if x.stage == s),
-            "idle (forward-pass units)": sum(g[2] - g[1] for g in gaps if g[0] == s),
-            "step (forward-pass units)": makespan,
-        }
-        for s in range(stages)
-    )
-    label = {"gpipe": "GPipe", "1f1b": "1F1B"}[schedule]
-    alt = (
-        f"A {label} schedule of {stages} pipeline stages and {microbatches} micro-batches: each stage waits "
-        f"while the pipeline fills and drains, so {idle:.1%} of GPU time is idle, (p − 1)/(m + p − 1) = "
-        f"{formula:.3f}; Megatron's ratio (p − 1)/m is {megatron_bubble_ratio(stages, microbatches):.3f}."
-    )
-    caption = (
-        "Grey hatched bars are the bubble: the top-left and bottom-right triangles of idle time. More "
-        "micro-batches per step shrink it; 1F1B keeps the same bubble as GPipe but holds fewer "
-        "micro-batches' activations. Schedules as in Narayanan et al. 2021 (arXiv 2104.04473)."
-    )
-    return Diagram("pipeline-bubble", spec, alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 6. ZeRO stages
-# ---------------------------------------------------------------------------------------------
-
-ZERO_RECIPE = "mixed-adam-16"  # the ZeRO paper's 2 + 2 + 12 bytes per parameter
-
-
-def zero_stages(*, model: str = "llama-2-7b", n_gpus: int = 64, gpu: str = "a100-80gb-sxm") -> Diagram:
-    """Model-state memory per GPU at ZeRO stages 0 to 3, stacked by part, against the GPU's memory."""
-    _check_range("n_gpus", n_gpus, 1, 16_384)
-    name, spec = _preset_spec(model)
-    acc = get_accelerator(gpu)
-    params = spec.param_count()
-    recipe = training_recipe(ZERO_RECIPE)
-    labels = [
-        "Stage 0<br>(plain DP)",
-        "Stage 1<br>optimizer",
-        "Stage 2<br>+ gradients",
-        "Stage 3<br>+ weights",
-    ]
-    parts = [model_state_bytes_per_gpu(params, ZERO_RECIPE, n_gpus, stage) for stage in range(4)]
-    totals = [zero_model_state_bytes(params, n_gpus, stage) for stage in range(4)]
-    series = (
-        ("weights", f"Weights ({recipe.weight_bytes:g} B/param)", OKABE_ITO[0]),
-        ("gradients", f"Gradients ({recipe.grad_bytes:g} B/param)", OKABE_ITO[1]),
-        (
-            "optimizer",
-            f"Optimizer: fp32 master + Adam ({recipe.master_bytes + recipe.optimizer_bytes:g} B/param)",
-            OKABE_ITO[2],
-        ),
-    )
-    data = [
-        {
-            "type": "bar",
-            "x": labels,
-            "y": [p[key] / GB for p in parts],
-            "name": legend_name(text),
-            "marker": {"color": colour},
-            "hovertemplate": f"{text}: %{{y:,.2f}} GB<extra></extra>",
-        }
-        for key, text, colour in series
-    ]
-    capacity = acc.memory_bytes
-    top = max(totals[0], capacity or 0) / GB
-    notes = [
-        {
-            "x": label,
-            "y": total / GB,
-            "text": f"{total / GB:,.3g} GB",
-            "showarrow": False,
-            "yanchor": "bottom",
-        }
-        for label, total in zip(labels, totals, strict=True)
-    ]
-    shapes = []
-    if capacity:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "yref": "y",
-                "y0": capacity / GB,
-                "y1": capacity / GB,
-                "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
-            }
-        )
-        notes.append(
-            {
-                "xref": "paper",
-                "x": 1,
-                "y": capacity / GB,
-                "yref": "y",
-                "text": f"{acc.name}: {acc.memory_label}",
-                "showarrow": False,
-                "xanchor": "right",
-                "yanchor": "bottom",
-            }
-        )
-    layout = {
-        "title": chart_title(
-            f"ZeRO over {n_gpus} GPUs: {totals[0] / GB:,.0f} GB → {totals[3] / GB:,.3g} GB per GPU",
-            f"{name} ({params / 1e9:,.2f}B parameters), model states only, no activations",
-        ),
-        "barmode": "stack",
-        "height": 500,
-        "shapes": shapes,
-        "annotations": notes,
-        "xaxis": axis("ZeRO stage: what is sharded"),
-        "yaxis": axis("Model states per GPU (GB)", range=[0, top * 1.15]),
-    }
-    table = tuple(
-        {
-            "ZeRO stage": stage,
-            "weights (bytes)": p["weights"],
-            "gradients (bytes)": p["gradients"],
-            "optimizer states (bytes)": p["optimizer"],
-            "total per GPU (bytes)": total,
-        }
-        for stage, (p, total) in enumerate(zip(parts, totals, strict=True))
-    )
-    alt = (
-        f"Model-state memory per GPU for {name} data-parallel over {n_gpus} GPUs: "
-        + ", ".join(f"stage {s} {t / GB:,.3g} GB" for s, t in enumerate(totals))
-        + f" (16 bytes per parameter, split further at each stage); {acc.name} holds {acc.memory_label}."
-    )
-    caption = (
-        "Stage 1 shards the optimizer states over the data-parallel GPUs, stage 2 the gradients too, "
-        "stage 3 the weights as well. Activations are not sharded and come on top. Formulas from "
-        "Rajbhandari et al. 2019, 'ZeRO' (arXiv 1910.02054), section 5."
-    )
-    return Diagram("zero-stages", _finish(data, layout), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 7. Mixture-of-experts routing
-# ---------------------------------------------------------------------------------------------
 
 
 def moe_routing(*, model: str = "mixtral-8x7b", tokens: int = 6, seed: int = 0) -> Diagram:
@@ -788,7 +517,7 @@ def moe_routing(*, model: str = "mixtral-8x7b", tokens: int = 6, seed: int = 0) 
     ]
     layout = {
         "title": chart_title(
-            f"{name}: each token runs {k} of {experts} experts",
+            f"{name}: each token runs {k} of {experts} experts in every layer",
             f"{active / 1e9:,.1f}B of {total / 1e9:,.1f}B parameters active per token; these {tokens} "
             f"tokens used {len(used)} experts (uniform routing: {expected:,.1f} expected)",
         ),
@@ -813,140 +542,18 @@ def moe_routing(*, model: str = "mixtral-8x7b", tokens: int = 6, seed: int = 0) 
         },
     )
     alt = (
-        f"A grid of {tokens} tokens by {experts} experts for {name}: the router sends each token to {k} "
-        f"experts, so {active / 1e9:,.1f}B of its {total / 1e9:,.1f}B parameters work per token; "
-        f"together these tokens used {len(used)} of the {experts} experts."
+        f"A grid of {tokens} tokens by {experts} experts of one layer of {name}: that layer's router sends "
+        f"each token to {k} experts (every MoE layer chooses again), so {active / 1e9:,.1f}B of its "
+        f"{total / 1e9:,.1f}B parameters work per token; together these tokens used {len(used)} of the "
+        f"{experts} experts."
     )
     caption = (
-        f"The router is learned; the picks drawn here are a seeded random example (seed {seed}), not a "
-        "trace. A batch touches more experts than one token, which is why MoE decode at large batch "
-        "reads nearly all the weights."
+        f"The router is learned; the picks drawn here are one layer's, a seeded random example (seed "
+        f"{seed}), not a trace. Each MoE layer has its own router and picks its {k} experts afresh. "
+        "A batch touches more experts than one token, which is why MoE decode at large batch reads "
+        "nearly all the weights."
     )
     return Diagram("moe-routing", _finish(data, layout), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 8. Compute/communication overlap
-# ---------------------------------------------------------------------------------------------
-
-
-def compute_comm_overlap(
-    *,
-    model: str = "llama-3-8b",
-    gpu: str = "h100-sxm",
-    nodes: int = 2,
-    gpus_per_node: int = 8,
-    microbatches: int = 1,
-    seq: int = 4096,
-) -> Diagram:
-    """One data-parallel training step: the gradient all-reduce after the backward pass, or during it."""
-    name, spec = _preset_spec(model)
-    acc = get_accelerator(gpu)
-    n = nodes * gpus_per_node
-    if n < 2:
-        raise ValueError("data parallelism needs at least 2 GPUs")
-    layout = Layout(
-        dp=n, tp=1, pp=1, num_microbatches=microbatches, seq=seq, nodes=nodes, gpus_per_node=gpus_per_node
-    )
-    terms = communication_per_step(spec, layout)
-    serial = step_time(spec, layout, acc, terms)
-    compute, dp = serial.compute_s, serial.dp_s
-    forward = compute / (1 + BACKWARD_OVER_FORWARD)
-    backward = compute - forward
-    hidden = min(dp, backward)
-    overlapped = step_time(spec, layout, acc, terms, dp_overlap=hidden / dp if dp else 0.0)
-    link = next((t.link_name for t in terms if t.key.startswith("dp")), "")
-    rows = ["Serial: GPU", "Serial: network", "Overlapped: GPU", "Overlapped: network"]
-    bars = (
-        # (name, colour, [(row, start, length)])
-        ("Forward pass", OKABE_ITO[0], [(rows[0], 0.0, forward), (rows[2], 0.0, forward)]),
-        ("Backward pass", OKABE_ITO[1], [(rows[0], forward, backward), (rows[2], forward, backward)]),
-        ("All-reduce hidden behind the backward pass", OKABE_ITO[4], [(rows[3], forward, hidden)]),
-        (
-            "All-reduce exposed: the GPU waits",
-            OKABE_ITO[5],
-            [(rows[1], compute, dp), (rows[3], forward + hidden, dp - hidden)],
-        ),
-    )
-    data = []
-    for label, colour, pieces in bars:
-        pieces = [p for p in pieces if p[2] > 0]
-        if not pieces:
-            continue
-        data.append(
-            {
-                "type": "bar",
-                "orientation": "h",
-                "y": [p[0] for p in pieces],
-                "base": [p[1] for p in pieces],
-                "x": [p[2] for p in pieces],
-                "name": legend_name(label),
-                "marker": {"color": colour, "line": {"color": "white", "width": 1}},
-                "customdata": [_seconds(p[2]) for p in pieces],
-                "hovertemplate": f"{label}: %{{customdata}}<extra></extra>",
-            }
-        )
-    notes = [
-        {
-            "x": total,
-            # In the gap under the bar (a bar spans its row's index ± 0.35), on the page: never
-            # over the bar's colour, whatever the chart's height.
-            "y": len(rows) - 1 - rows.index(row) - 0.37,
-            "xref": "x",
-            "yref": "y",
-            "text": f"step ends: {_seconds(total)}",
-            "showarrow": False,
-            "xanchor": "right",
-            "yanchor": "top",
-        }
-        for total, row in ((serial.total_s, rows[1]), (overlapped.total_s, rows[3]))
-    ]
-    layout_spec = {
-        "title": chart_title(
-            f"Overlap cuts the step from {_seconds(serial.total_s)} to {_seconds(overlapped.total_s)}",
-            f"{name}, data parallel over {n} {acc.name} GPUs; gradient all-reduce {_seconds(dp)} over {link}",
-        ),
-        "barmode": "overlay",
-        "bargap": 0.3,
-        "height": 480,
-        "annotations": notes,
-        "xaxis": axis("Time in one training step (s)", range=[0, serial.total_s * 1.05], rangemode="tozero"),
-        "yaxis": axis(
-            "",
-            type="category",
-            categoryorder="array",
-            categoryarray=list(reversed(rows)),
-            range=[-0.85, len(rows) - 0.5],  # room under the bottom bar for its label
-        ),
-    }
-    table = (
-        {"part": "forward pass (s)", "serial": forward, "overlapped": forward},
-        {"part": "backward pass (s)", "serial": backward, "overlapped": backward},
-        {"part": "gradient all-reduce (s)", "serial": dp, "overlapped": dp},
-        {
-            "part": "all-reduce exposed (s)",
-            "serial": serial.dp_exposed_s,
-            "overlapped": overlapped.dp_exposed_s,
-        },
-        {"part": "step (s)", "serial": serial.total_s, "overlapped": overlapped.total_s},
-    )
-    alt = (
-        f"Timeline of one training step of {name} on {n} GPUs: serially, {_seconds(compute)} of compute "
-        f"is followed by a {_seconds(dp)} gradient all-reduce, a {_seconds(serial.total_s)} step; run "
-        f"during the {_seconds(backward)} backward pass, {_seconds(overlapped.dp_exposed_s)} of it stays "
-        f"exposed and the step takes {_seconds(overlapped.total_s)}."
-    )
-    caption = (
-        "Gradients are reduced in buckets while earlier layers are still in their backward pass, so "
-        "communication can hide only behind compute that is still to come: whatever exceeds the "
-        "backward pass stays on the critical path. Backward = 2 × forward, as in the pipeline model."
-    )
-    return Diagram("compute-comm-overlap", _finish(data, layout_spec), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 9. Batching and time per output token
-# ---------------------------------------------------------------------------------------------
 
 
 def batching_tpot(
@@ -1067,330 +674,6 @@ def batching_tpot(
     return Diagram("batching-tpot", _finish(data, layout), alt, table, caption)
 
 
-# ---------------------------------------------------------------------------------------------
-# 10. 3D parallelism grid
-# ---------------------------------------------------------------------------------------------
-
-
-def _layout_for(dp: int, tp: int, pp: int, gpus_per_node: int) -> Layout:
-    n = dp * tp * pp
-    if n <= gpus_per_node:
-        return Layout(dp=dp, tp=tp, pp=pp, nodes=1, gpus_per_node=n)
-    if n % gpus_per_node:
-        raise ValueError(f"{n} GPUs do not fill nodes of {gpus_per_node}")
-    return Layout(dp=dp, tp=tp, pp=pp, nodes=n // gpus_per_node, gpus_per_node=gpus_per_node)
-
-
-def parallelism_3d(
-    *, model: str = "llama-3-8b", dp: int = 2, tp: int = 2, pp: int = 4, gpus_per_node: int = 8
-) -> Diagram:
-    """Every GPU of a DP × TP × PP layout: rows are pipeline stages, boxed groups split each matrix,
-    columns of groups are data-parallel replicas. Ranks in Megatron-LM's order."""
-    _check_range("dp × tp", dp * tp, 1, 16)
-    _check_range("pp", pp, 1, 8)
-    name, spec = _preset_spec(model)
-    layout = _layout_for(dp, tp, pp, gpus_per_node)
-    check_layout(spec, layout)
-    roles = gpu_roles(layout, spec)
-    shapes: list[dict[str, Any]] = []
-    notes: list[dict[str, Any]] = []
-    pitch = 1.5
-    columns = dp * tp
-    group_gap = 0.35
-    for role in roles:
-        column = role.dp_rank * (tp + group_gap) + role.tp_rank
-        y0 = 0.6 + role.pp_stage * pitch + 0.45
-        fill = _colour(role.pp_stage)
-        shapes.append(_rect(column + 0.06, y0, column + 0.94, y0 + 0.85, fill))
-        notes.append(_note(column + 0.5, y0 + 0.42, str(role.rank), colour=_ink(fill)))
-    for stage in range(pp):
-        first, last = next(r.layers for r in roles if r.pp_stage == stage)
-        y0 = 0.6 + stage * pitch
-        notes.append(
-            _note(0, y0 + 0.22, f"<b>Stage {stage + 1}</b>: layers {first}–{last - 1}", xanchor="left")
-        )
-        for replica in range(dp):
-            x0 = replica * (tp + group_gap)
-            shapes.append(
-                _rect(
-                    x0 - 0.02,
-                    y0 + 0.4,
-                    x0 + tp + 0.02,
-                    y0 + 1.35,
-                    "rgba(0,0,0,0)",
-                    line={"color": OUTLINE, "width": 2},
-                    layer="above",
-                )
-            )
-    for replica in range(dp):
-        x0 = replica * (tp + group_gap)
-        notes.append(_note(x0 + tp / 2, 0.25, f"<b>DP replica {replica + 1}</b>"))
-    width = columns + (dp - 1) * group_gap
-    bottom = 0.6 + pp * pitch
-    n = layout.n_gpus
-    layout_spec = {
-        "title": chart_title(
-            f"{n} GPUs = DP {dp} × TP {tp} × PP {pp}",
-            f"{name}: rows are pipeline stages; each box is a TP group of {tp} GPUs splitting every "
-            "matrix; numbers are global ranks",
-        ),
-        "height": 250 + 50 * pp,
-        "showlegend": False,
-        "shapes": shapes,
-        "annotations": notes,
-        "xaxis": _hidden(-0.1, width + 0.1),
-        "yaxis": _hidden(bottom + 0.1, 0),
-        "plot_bgcolor": "rgba(0,0,0,0)",
-    }
-    table = tuple(
-        {
-            "GPU (global rank)": r.rank,
-            "node": r.node,
-            "DP replica": r.dp_rank + 1,
-            "TP rank": r.tp_rank + 1,
-            "PP stage": r.pp_stage + 1,
-            "layers": f"{r.layers[0]}–{r.layers[1] - 1}",
-        }
-        for r in roles
-    )
-    per_stage = layers_per_stage(spec.num_layers, pp)
-    alt = (
-        f"{n} GPUs for {name} arranged as {pp} pipeline stages of {per_stage[0]} layers"
-        f"{' or so' if len(set(per_stage)) > 1 else ''}, each stage held by {dp} data-parallel replicas, "
-        f"each replica a tensor-parallel group of {tp} GPUs that splits every weight matrix; ranks follow "
-        "Megatron-LM's order, TP fastest."
-    )
-    caption = (
-        "Tensor-parallel groups get consecutive ranks, so they stay inside a node on NVLink; "
-        "pipeline stages, which only pass activations, are the ones that cross nodes. Colours repeat the "
-        "stage named on each row."
-    )
-    return Diagram("parallelism-3d", _finish([], layout_spec), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 11. What TP, PP and DP split
-# ---------------------------------------------------------------------------------------------
-
-
-def tp_pp_dp_splits(
-    *, model: str = "llama-3-8b", tp: int = 4, pp: int = 4, dp: int = 4, batch: int = 16
-) -> Diagram:
-    """Three bands: TP cuts a layer's matrix, PP cuts the layer stack, DP cuts the batch."""
-    for label, value in (("tp", tp), ("pp", pp), ("dp", dp)):
-        _check_range(label, value, 1, 8)
-    _check_range("batch", batch, 1, 64)
-    if batch % dp:
-        raise ValueError(f"a batch of {batch} sequences does not split evenly over DP {dp}")
-    name, spec = _preset_spec(model)
-    check_layout(spec, Layout(dp=1, tp=tp, pp=pp, nodes=1, gpus_per_node=tp * pp))
-    h = spec.hidden_size
-    width = spec.expert_intermediate_size if spec.is_moe else spec.intermediate_size
-    matrix = "each expert's" if spec.is_moe else "MLP"
-    slice_cols = width // tp
-    stages = layers_per_stage(spec.num_layers, pp)
-    starts = [sum(stages[:i]) for i in range(pp)]
-    per_replica = batch // dp
-    shapes: list[dict[str, Any]] = []
-    notes: list[dict[str, Any]] = []
-    full = 10.0
-    bands = (
-        (
-            0.0,
-            f"<b>Tensor parallel, TP {tp}</b>: each layer's matrices, by columns",
-            [f"{h:,} ×<br>{slice_cols:,}" for _ in range(tp)],
-            f"{matrix} up-projection {h:,} × {width:,}",
-        ),
-        (
-            2.2,
-            f"<b>Pipeline parallel, PP {pp}</b>: the stack of {spec.num_layers} layers",
-            [f"layers<br>{s}–{s + c - 1}" for s, c in zip(starts, stages, strict=True)],
-            "",
-        ),
-        (
-            4.4,
-            f"<b>Data parallel, DP {dp}</b>: the batch of {batch} sequences",
-            [f"{per_replica} seq" for _ in range(dp)],
-            "every GPU keeps a full copy of the weights",
-        ),
-    )
-    for y0, heading, labels, foot in bands:
-        notes.append(_note(0, y0 + 0.25, heading, xanchor="left"))
-        count = len(labels)
-        cell = full / count
-        for i, text in enumerate(labels):
-            fill = _colour(i)
-            shapes.append(
-                _rect(
-                    i * cell, y0 + 0.55, (i + 1) * cell, y0 + 1.55, fill, line={"color": "white", "width": 2}
-                )
-            )
-            notes.append(_note((i + 0.5) * cell, y0 + 1.05, text, colour=_ink(fill), size=LABEL_FONT_PX - 1))
-        caption_text = f"GPU 1 … GPU {count}" + (f" · {foot}" if foot else "")
-        notes.append(_note(0, y0 + 1.8, caption_text, xanchor="left", size=LABEL_FONT_PX - 1))
-    layout = {
-        "title": chart_title(
-            f"What each kind of parallelism splits: {name}", "Colours: GPU 1, 2, 3 … in each row"
-        ),
-        "height": 500,
-        "showlegend": False,
-        "shapes": shapes,
-        "annotations": notes,
-        "xaxis": _hidden(-0.1, full + 0.1),
-        "yaxis": _hidden(6.5, -0.1),
-        "plot_bgcolor": "rgba(0,0,0,0)",
-    }
-    table = (
-        {
-            "kind": "tensor parallel",
-            "degree": tp,
-            "what is split": f"each weight matrix (MLP up-projection {h:,} × {width:,})",
-            "per GPU": f"{h:,} × {slice_cols:,} = {h * slice_cols:,} weights of it",
-        },
-        {
-            "kind": "pipeline parallel",
-            "degree": pp,
-            "what is split": f"{spec.num_layers} layers",
-            "per GPU": ", ".join(f"{c} layers" for c in stages),
-        },
-        {
-            "kind": "data parallel",
-            "degree": dp,
-            "what is split": f"batch of {batch} sequences",
-            "per GPU": f"{per_replica} sequences (full weights)",
-        },
-    )
-    alt = (
-        f"For {name}: TP {tp} gives each GPU {slice_cols:,} of the {width:,} columns of each MLP matrix; "
-        f"PP {pp} gives each GPU {stages[0]} of the {spec.num_layers} layers; DP {dp} gives each GPU "
-        f"{per_replica} of the {batch} sequences and a full copy of the weights."
-    )
-    caption = (
-        "TP needs an all-reduce inside every layer, so it stays on NVLink; PP only passes activations "
-        "between stages but idles in the pipeline bubble; DP averages gradients once per step. Real "
-        "jobs combine all three (3D parallelism)."
-    )
-    return Diagram("tp-pp-dp-splits", _finish([], layout), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 12. Ring all-reduce
-# ---------------------------------------------------------------------------------------------
-
-
-def ring_schedule(n_gpus: int) -> list[list[int]]:
-    """Chunk each GPU sends in each of the 2(n − 1) steps of a ring all-reduce (GPU i sends to i + 1).
-
-    Reduce-scatter: in step s GPU i sends chunk (i − s) mod n and the receiver adds it to its
-    own; after n − 1 steps GPU i holds the full sum of chunk (i + 1) mod n. All-gather: in step t
-    GPU i forwards chunk (i + 1 − t) mod n, which the receiver keeps. Simulated here so the
-    schedule is checked, not assumed: every GPU ends with every chunk summed over all GPUs.
-    """
-    n = n_gpus
-    have = [[{i} for _ in range(n)] for i in range(n)]  # have[gpu][chunk] = GPUs summed in
-    sends: list[list[int]] = []
-    for s in range(n - 1):
-        step = [(i - s) % n for i in range(n)]
-        incoming = [set(have[i][step[i]]) for i in range(n)]
-        for i in range(n):
-            have[(i + 1) % n][step[i]] |= incoming[i]
-        sends.append(step)
-    for t in range(n - 1):
-        step = [(i + 1 - t) % n for i in range(n)]
-        incoming = [set(have[i][step[i]]) for i in range(n)]
-        for i in range(n):
-            have[(i + 1) % n][step[i]] = incoming[i]
-        sends.append(step)
-    everyone = set(range(n))
-    if any(chunk != everyone for gpu in have for chunk in gpu):  # pragma: no cover - a schedule bug
-        raise RuntimeError("ring schedule does not complete the all-reduce")
-    return sends
-
-
-def ring_all_reduce(*, n_gpus: int = 4, model: str = "llama-3-8b", link: str = "nvlink-4") -> Diagram:
-    """Steps × GPUs: which chunk of the gradient buffer each GPU sends to its neighbour."""
-    _check_range("n_gpus", n_gpus, 2, 8)
-    name, spec = _preset_spec(model)
-    interconnect = get_interconnect(link)
-    grad_bytes = spec.param_count() * training_recipe(ZERO_RECIPE).grad_bytes
-    chunk = grad_bytes / n_gpus
-    per_gpu = ring_allreduce_bytes_per_gpu(grad_bytes, n_gpus)
-    rate = interconnect.payload_per_direction_bytes_per_s * link_efficiency(interconnect)
-    sends = ring_schedule(n_gpus)
-    steps = len(sends)
-    rs = n_gpus - 1
-    step_labels = [f"{s + 1}: {'reduce-scatter' if s < rs else 'all-gather'}" for s in range(steps)]
-    # chunk colours light enough for dark text (Okabe-Ito without its blue and black)
-    light = [c for c in OKABE_ITO if _ink(c) != "white"]
-    colours = [light[c % len(light)] for c in range(n_gpus)]
-    scale: list[list[Any]] = []
-    for i, c in enumerate(colours):
-        scale += [[i / n_gpus, c], [(i + 1) / n_gpus, c]]
-    text = [[f"chunk {c + 1}" if n_gpus <= 4 else str(c + 1) for c in row] for row in sends]
-    data = [
-        {
-            "type": "heatmap",
-            "x": [f"{i + 1}→{(i + 1) % n_gpus + 1}" if n_gpus <= 4 else str(i + 1) for i in range(n_gpus)],
-            "y": step_labels,
-            "z": [[float(c) for c in row] for row in sends],
-            "zmin": -0.5,
-            "zmax": n_gpus - 0.5,
-            "colorscale": scale,
-            "showscale": False,
-            "xgap": 3,
-            "ygap": 3,
-            "text": text,
-            "texttemplate": "%{text}",
-            "textfont": {"size": LABEL_FONT_PX, "color": LABEL_BOX_TEXT},
-            "hovertemplate": "Step %{y}<br>%{x} sends %{text}<extra></extra>",
-            "showlegend": False,
-            "name": "chunks",
-        }
-    ]
-    layout = {
-        "title": chart_title(
-            f"Ring all-reduce on {n_gpus} GPUs: {steps} steps of {_gb(chunk)}",
-            f"{name} gradients ({_gb(grad_bytes)}) in {n_gpus} chunks; each GPU sends "
-            f"{_gb(per_gpu)}, {steps * chunk / rate * 1e3:,.3g} ms over {interconnect.name}",
-        ),
-        "height": 200 + 36 * steps,
-        "showlegend": False,
-        "xaxis": axis(
-            "Sending GPU (each sends to the next, the last to the first)",
-            width=30,
-            showgrid=False,
-            tickangle=0,
-        ),
-        "yaxis": axis("Step", autorange="reversed", showgrid=False),
-    }
-    table = tuple(
-        {
-            "step": s + 1,
-            "phase": "reduce-scatter" if s < rs else "all-gather",
-            "bytes sent per GPU": chunk,
-            "time at link rate (s)": chunk / rate,
-            **{f"GPU {i + 1} sends chunk": c + 1 for i, c in enumerate(row)},
-        }
-        for s, row in enumerate(sends)
-    )
-    alt = (
-        f"A ring all-reduce of {name}'s {_gb(grad_bytes)} of gradients over {n_gpus} GPUs takes "
-        f"2(N − 1) = {steps} steps; in each, every GPU sends one {_gb(chunk)} chunk to its neighbour, "
-        f"{_gb(per_gpu)} per GPU in all, 2(N − 1)/N of the buffer."
-    )
-    caption = (
-        f"The first {rs} steps (reduce-scatter) add each chunk up as it travels the ring; the last {rs} "
-        "(all-gather) pass the finished sums on. Every link is busy in every step, which is why the "
-        f"ring is bandwidth-optimal. Times use {interconnect.name}'s one-way rate × its efficiency."
-    )
-    return Diagram("ring-all-reduce", _finish(data, layout), alt, table, caption)
-
-
-# ---------------------------------------------------------------------------------------------
-# 13. Prefill vs decode on the roofline
-# ---------------------------------------------------------------------------------------------
-
-
 def prefill_vs_decode(
     *,
     model: str = "llama-3-8b",
@@ -1412,8 +695,10 @@ def prefill_vs_decode(
     xs = [low * (high / low) ** (i / 60) for i in range(61)]
     roof = [attainable_flops(x, peak, bw) / 1e12 for x in xs]
     points = (
+        # Prefill sits on the flat roof right of the ridge marker: its label goes above its own square,
+        # not to the left, where it read as the ridge's label (diagram review 2026-11).
         ("Decode", decode, OKABE_ITO[5], "middle right"),
-        ("Prefill", prefill, OKABE_ITO[0], "top left"),
+        ("Prefill", prefill, OKABE_ITO[0], "top center"),
     )
     data: list[dict[str, Any]] = [
         {
@@ -1493,11 +778,6 @@ def prefill_vs_decode(
     return Diagram("prefill-vs-decode", _finish(data, layout), alt, table, caption)
 
 
-# ---------------------------------------------------------------------------------------------
-# 14. Sliding-window cache
-# ---------------------------------------------------------------------------------------------
-
-
 def _kind_tokens(spec: ModelSpec, context: int) -> dict[str, int]:
     """Tokens one layer of each kind keeps at ``context`` (kind key -> tokens)."""
     out: dict[str, int] = {}
@@ -1571,11 +851,6 @@ def sliding_window_cache(*, model: str = "gemma-2-9b", max_context: int | None =
     return Diagram("sliding-window-cache", _finish(data, layout), alt, table, caption)
 
 
-# ---------------------------------------------------------------------------------------------
-# 15. Hybrid model cache
-# ---------------------------------------------------------------------------------------------
-
-
 # One letter per layer kind for the layer grid (a label beside the colour, not a number).
 KIND_LETTERS = {
     "full": "A",
@@ -1600,6 +875,24 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
     if len(order) < 2:
         raise ValueError(f"{name} has only one kind of layer; a hybrid mixes several")
     by_kind = kv_cache_by_kind(spec, [context])
+    none_layers = {i for i, kind in enumerate(kinds) if kind == "none"}
+    moe = bool(none_layers) and none_layers <= set(spec.moe_layers or ())
+
+    def kind_name(kind: str) -> str:
+        # Layers without a token mixer are MLP or MoE blocks; say which (Nemotron-H's "E" layers are MoE).
+        if kind == "none":
+            if moe:
+                return (
+                    f"MoE FFN, {spec.experts_per_token} of {spec.num_experts} experts (no token mixer)"
+                    if spec.num_experts
+                    else "MoE FFN (no token mixer)"
+                )
+            return "MLP only (no token mixer)"
+        return LAYER_KINDS.get(kind, kind)
+
+    def letter(kind: str) -> str:
+        return "E" if kind == "none" and moe else KIND_LETTERS.get(kind, "?")
+
     labels = dict(zip(order, by_kind.layers, strict=True))  # kind key -> kv_cache_by_kind label
     light = [c for c in OKABE_ITO if _ink(c) != "white"]
     colour = {kind: light[i % len(light)] for i, kind in enumerate(order)}
@@ -1612,8 +905,8 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
     for i, kind in enumerate(kinds):
         r, c = divmod(i, columns)
         z[r][c] = float(order.index(kind))
-        text[r][c] = KIND_LETTERS.get(kind, "?")
-        hover[r][c] = f"Layer {i}: {LAYER_KINDS.get(kind, kind)}"
+        text[r][c] = letter(kind)
+        hover[r][c] = f"Layer {i}: {kind_name(kind)}"
     scale: list[list[Any]] = []
     for i, kind in enumerate(order):
         scale += [[i / len(order), colour[kind]], [(i + 1) / len(order), colour[kind]]]
@@ -1640,10 +933,7 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
             "name": "layers",
         }
     ]
-    bar_labels = [
-        f"{KIND_LETTERS.get(kind, '?')}: {by_kind.layers[labels[kind]]} {LAYER_KINDS.get(kind, kind)}"
-        for kind in order
-    ]
+    bar_labels = [f"{letter(kind)}: {by_kind.layers[labels[kind]]} {kind_name(kind)}" for kind in order]
     values = [by_kind.parts[labels[kind]][0] for kind in order]
     naive_label = f"all {layers} as full attention"
     data.append(
@@ -1696,7 +986,7 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
     table = (
         *tuple(
             {
-                "layer kind": LAYER_KINDS.get(kind, kind),
+                "layer kind": kind_name(kind),
                 "layers": by_kind.layers[labels[kind]],
                 f"cache at {context:,} tokens (bytes)": by_kind.parts[labels[kind]][0],
             }
@@ -1708,7 +998,7 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
             f"cache at {context:,} tokens (bytes)": by_kind.naive[0],
         },
     )
-    counts = ", ".join(f"{by_kind.layers[labels[k]]} {LAYER_KINDS.get(k, k)}" for k in order)
+    counts = ", ".join(f"{by_kind.layers[labels[k]]} {kind_name(k)}" for k in order)
     alt = (
         f"{name} has {layers} layers: {counts}. At {context:,} tokens one sequence's cache is {_gb(total)}, "
         f"against {_gb(by_kind.naive[0])} if every layer were full attention; the fixed-state layers keep "
@@ -1716,8 +1006,8 @@ def hybrid_cache(*, model: str = "nemotron-3-nano-30b-a3b", context: int = 131_0
     )
     caption = (
         "Letters name each layer's kind. Only the attention layers grow with the context; state-space "
-        "layers keep a fixed-size state and MLP-only layers keep nothing, so a hybrid's cache is a "
-        "fraction of a transformer's of the same depth."
+        "layers keep a fixed-size state and layers without a token mixer (MLP or MoE) keep nothing, so a "
+        "hybrid's cache is a fraction of a transformer's of the same depth."
     )
     return Diagram("hybrid-cache", _finish(data, layout), alt, table, caption)
 
@@ -1727,14 +1017,8 @@ DIAGRAMS = {
     "paged-kv": paged_kv,
     "gqa-sharing": gqa_sharing,
     "flash-attention": flash_attention,
-    "pipeline-bubble": pipeline_bubble,
-    "zero-stages": zero_stages,
     "moe-routing": moe_routing,
-    "compute-comm-overlap": compute_comm_overlap,
     "batching-tpot": batching_tpot,
-    "parallelism-3d": parallelism_3d,
-    "tp-pp-dp-splits": tp_pp_dp_splits,
-    "ring-all-reduce": ring_all_reduce,
     "prefill-vs-decode": prefill_vs_decode,
     "sliding-window-cache": sliding_window_cache,
     "hybrid-cache": hybrid_cache,

@@ -1,4 +1,4 @@
-"""Overrides for simulators/families/state_space_a.py.
+"""Overrides for simulators/families/mamba.py.
 
 Mamba and Falcon Mamba: the Mamba-1 torch scan loops over every token in Python (on the meta
 device too). Bamba and Granite 4.0 hybrid: their config classes default to Mamba layers only, and a

@@ -1,4 +1,4 @@
-"""Oracle overrides for simulators/families/state_space_b.py (Jamba, Zamba, LFM2-MoE, RecurrentGemma,
+"""Oracle overrides for simulators/families/recurrent.py (Jamba, Zamba, LFM2-MoE, RecurrentGemma,
 RWKV, xLSTM). Fewer layers keep every kind of layer and the layer pattern's period; shorter contexts
 where the forward loops over the tokens in Python on CPU (Mamba's selective scan, the RG-LRU, RWKV's
 WKV). The cache of these layers does not grow with the context, so short contexts still check it."""

@@ -1,8 +1,8 @@
-"""State-space models and their hybrids: Mamba and Falcon Mamba (Mamba-1 mixers), Mamba-2, and the
-hybrids of a Mamba-2 mixer with attention and MoE: Bamba, Falcon-H1 (attention and Mamba-2 side by
-side in every layer), Nemotron-H (one mixer per block: Mamba-2, attention, MLP or MoE), Granite 4.0
-hybrid (Mamba-2 or attention, then MoE + shared MLP) and ZAYA1 (attention with a convolved q/k path
-and a delayed value state, then a routed MoE).
+"""Mamba models and the hybrids built on a Mamba-2 mixer: Mamba and Falcon Mamba (Mamba-1
+mixers), Mamba-2, and the hybrids of a Mamba-2 mixer with attention and MoE: Bamba, Falcon-H1
+(attention and Mamba-2 side by side in every layer), Nemotron-H (one mixer per block: Mamba-2,
+attention, MLP or MoE), Granite 4.0 hybrid (Mamba-2 or attention, then MoE + shared MLP) and ZAYA1
+(attention with a convolved q/k path and a delayed value state, then a routed MoE).
 
 A state-space layer keeps no per-token cache: its ``layer_state_bytes`` are the convolution state
 (the last ``conv_kernel`` inputs of the depthwise convolution, kept in the activations' dtype: bf16)
