@@ -55,7 +55,9 @@ query = st.text_input(
 left, right = st.columns([3, 2])
 with left:
     category_ids = ["all", *CATEGORIES]
-    seed_from_url("category", category_ids, "all")
+    rejected = seed_from_url("category", category_ids, "all")
+    if rejected is not None:  # kept until the reader picks a category
+        st.session_state["glossary_unknown_category"] = rejected[:60]
     category = st.selectbox(
         "Category",
         category_ids,
@@ -63,6 +65,16 @@ with left:
         key="category",
     )
     write_to_url("category", category, "all")
+    unknown_category = st.session_state.get("glossary_unknown_category")
+    if unknown_category is not None and category == "all":
+        st.warning(
+            f"There is no category “{unknown_category}”, so every category is shown. The categories: "
+            + ", ".join(CATEGORIES)
+            + ".",
+            icon=":material/search_off:",
+        )
+    elif unknown_category is not None:
+        del st.session_state["glossary_unknown_category"]
 with right:
     order = st.segmented_control(
         "Arrange", ["A–Z", "By category"], default="A–Z", key="arrange", bind="query-params"

@@ -32,8 +32,11 @@ except LessonError as exc:  # a broken lesson file: say which, never a traceback
     st.error(f"The course could not be loaded: {exc}")
     st.stop()
 
+UNKNOWN_LESSON_KEY = "lessons_unknown_id"  # an unknown ?lesson= id, said until a lesson opens
 query = st.query_params
 wanted = query.get("lesson")
+if wanted and any(item.id == wanted for item in lessons):
+    st.session_state.pop(UNKNOWN_LESSON_KEY, None)
 lesson = next((item for item in lessons if item.id == wanted), None)
 if query.get("plan"):
     ensure_address({"plan": "1"})
@@ -45,9 +48,16 @@ elif query.get("record"):
     ensure_address({"record": "1"})
     render_record(lessons)
 elif lesson is None:
-    ensure_address({})
+    # The address is rewritten without the unknown id (and the browser component reruns the
+    # page), so the notice is kept in the session until the learner opens a lesson.
     if wanted:
-        st.info(f"There is no lesson called “{str(wanted)[:60]}”; here is the course.")
+        st.session_state[UNKNOWN_LESSON_KEY] = str(wanted)[:60]
+    ensure_address({})
+    if st.session_state.get(UNKNOWN_LESSON_KEY):
+        st.warning(
+            f"There is no lesson called “{st.session_state[UNKNOWN_LESSON_KEY]}”; here is the course.",
+            icon=":material/search_off:",
+        )
     sync_browser()
     course_index(lessons)
 else:

@@ -142,8 +142,11 @@ with layout.more:
                 },
                 {
                     "label": "Doing the FLOPs, per step",
-                    "value": format_seconds(decode["compute_time_s"]),
-                    "help": "FLOPs ÷ dense peak FLOP/s",
+                    # a chip without a sourced peak has no compute roof: say so, never "0.0 µs"
+                    "value": format_seconds(decode["compute_time_s"]) if decode["compute_time_s"] else "—",
+                    "help": "FLOPs ÷ dense peak FLOP/s"
+                    if decode["compute_time_s"]
+                    else "No sourced peak FLOP/s for this chip and format in the catalog",
                 },
                 {
                     "label": "Time to first token",

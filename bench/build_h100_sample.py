@@ -31,8 +31,9 @@ if str(ROOT) not in sys.path:
 
 from measure.catalog import load_catalog  # noqa: E402
 from measure.decode import datasheet_source  # noqa: E402
-from measure.launch_bound import eager_launch_overhead_s, launch_bound_fields  # noqa: E402
+from measure.launch_bound import eager_launch_overhead_s, floors, launch_bound_fields  # noqa: E402
 from measure.results import load_results  # noqa: E402
+from measure.views import chase_capacities, chase_hint, family_for_accelerator  # noqa: E402
 
 KiB = 1024
 RUN_DATE = "2026-11-23"
@@ -59,8 +60,12 @@ def _bytes_from_key(key: str) -> int:
     return int(key.removesuffix("KiB")) * KiB
 
 
-def latency_records(chase: dict[str, float], device: dict[str, Any], l2_bytes: int) -> list[dict[str, Any]]:
-    """One latency record per working set of the separate Triton chase."""
+def latency_records(
+    chase: dict[str, float], device: dict[str, Any], accelerator_id: str
+) -> list[dict[str, Any]]:
+    """One latency record per working set of the separate Triton chase, labelled from the H100
+    family's own capacities (L1 256 KiB per SM, near L2 25 MiB, far L2 50 MiB; measure.views)."""
+    capacities = chase_capacities(family_for_accelerator(accelerator_id), {"type": "cuda"})
     return [
         {
             "kind": "latency",
@@ -74,7 +79,7 @@ def latency_records(chase: dict[str, float], device: dict[str, Any], l2_bytes: i
             "line_bytes": 128,
             "method": CHASE_METHOD,
             "timer": "cuda_event",
-            "cache_hint": "L2" if _bytes_from_key(key) <= l2_bytes else "device memory",
+            "cache_hint": chase_hint(_bytes_from_key(key), capacities),
             "source": f"{PROVENANCE}: h100-pointer-chase-ns.json",
             "notes": f"Provenance: {PROVENANCE}; the suite's own latency workload did not exist yet.",
         }
@@ -86,7 +91,7 @@ def decode_records(
     decode: dict[str, Any], device: dict[str, Any], bandwidth: float, source: str
 ) -> list[dict]:
     """Decode records, bytes per step recomputed with simulators.llm_memory for Llama-3.1-8B."""
-    from simulators import llm_memory
+    from simulators import llm_memory, llm_speed
     from simulators.presets import get_model_preset
 
     spec = get_model_preset("llama-3.1-8b").spec
@@ -98,7 +103,7 @@ def decode_records(
     ):
         for row in decode[group]:
             batch = int(row["batch"])
-            weights = llm_memory.weight_bytes_read_per_step(spec, batch, "bf16")
+            weights = llm_speed.weight_bytes_read_per_step(spec, batch, "bf16")
             printed = batch * bandwidth / float(row["bound_tok_s"])
             context = round((printed - weights) / (per_token_kv * batch))
             kv = llm_memory.kv_cache_bytes(spec, context, batch, "bf16")
@@ -134,7 +139,7 @@ def decode_records(
                 "source": f"{PROVENANCE}: h100-decode-llama3-8b.json ({group})",
                 "notes": (
                     f"Provenance: {PROVENANCE}. Prompt {PROMPT_TOKENS} tokens; bytes per step = weights read "
-                    "(simulators.llm_memory.weight_bytes_read_per_step) + KV cache of the "
+                    "(simulators.llm_speed.weight_bytes_read_per_step) + KV cache of the "
                     f"{context} tokens in context at mid-run (kv_cache_bytes)."
                 ),
             }
@@ -158,12 +163,13 @@ def build(measured: Path) -> dict[str, Any]:
     launch_s = eager_launch_overhead_s(doc["results"])
     if launch_s is None:
         raise SystemExit("the run has no eager launch-overhead record")
+    fastest = floors(doc["results"])
     for record in doc["results"]:
         if record["kind"] == "bandwidth":
-            record.update(launch_bound_fields(record, launch_s))
+            record.update(launch_bound_fields(record, launch_s, fastest.get(record["op"])))
     row = next(r for r in load_catalog() if r["id"] == doc["device"]["catalog_match"]["id"])
     bandwidth = float(row["memory_bw_gbps"]) * 1e9
-    latency = latency_records(chase, device, int(doc["device"]["cuda"]["l2_cache_bytes"]))
+    latency = latency_records(chase, device, doc["device"]["catalog_match"]["id"])
     decodes = decode_records(decode, device, bandwidth, datasheet_source(row))
     doc["results"] += latency + decodes
     doc["statuses"] += [

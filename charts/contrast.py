@@ -189,11 +189,18 @@ def _shape_under(annotation: Mapping[str, Any], boxes: list[Box]) -> str | None:
     return None
 
 
+# A text trace whose labels sit on cells of another trace (the GPU grid's numbers on their
+# heatmap cells): its builder chose each colour against its own cell, so it is left alone.
+TEXT_ON_CELLS = "text on cells"
+
+
 def _trace(trace: Mapping[str, Any], page: str, scheme: str) -> dict:
     out = dict(trace)
     kind = trace.get("type", "scatter")
     if kind in ("heatmap", "histogram2d", "contour", "image", "table", "pie", "sunburst", "treemap"):
         return out  # colours come from a scale or sit under their own text
+    if trace.get("meta") == TEXT_ON_CELLS:
+        return out
     inside = kind in ("bar", "funnel", "waterfall") and trace.get("textposition") in (None, "inside", "auto")
     if "textfont" in trace and not inside:
         out["textfont"] = _font(trace, "textfont", page, scheme, default=False)

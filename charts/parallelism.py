@@ -4,9 +4,11 @@ plain Plotly figure dict (charts/style.py)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from charts.contrast import TEXT_ON_CELLS, contrast
 from charts.memory import memory_bars
 from charts.palette import OKABE_ITO
 from charts.style import LABEL_FONT_PX, Spec, axis, figure, legend_name, wrap
@@ -63,6 +65,46 @@ def _category(role: GpuRole, colour_by: str) -> tuple[int, str]:
     return key, f"Stage {role.pp_stage + 1}, TP shard {role.tp_rank + 1}: same weights"
 
 
+_LETTERS = {
+    "pp": "S1, S2 …: its pipeline stage",
+    "tp": "T1, T2 …: its tensor-parallel shard",
+    "dp": "D1, D2 …: its data-parallel replica",
+    "zero": "Z1, Z2 …: its ZeRO shard",
+    "role": "S1T1 …: its stage and TP shard",
+}
+
+
+def _group_mark(role: GpuRole, colour_by: str) -> str:
+    """The group a cell belongs to, in letters, so it is never told by colour alone: "S2" (PP
+    stage 2), "T1", "D3", "Z1" (ZeRO shard; "–" without ZeRO), "S2T1" (same weights)."""
+    if colour_by == "pp":
+        return f"S{role.pp_stage + 1}"
+    if colour_by == "tp":
+        return f"T{role.tp_rank + 1}"
+    if colour_by == "dp":
+        return f"D{role.dp_rank + 1}"
+    if colour_by == "zero":
+        return "–" if role.zero_shard is None else f"Z{role.zero_shard + 1}"
+    return f"S{role.pp_stage + 1}T{role.tp_rank + 1}"
+
+
+def _label_colour(cell: str) -> str:
+    """Black or white, whichever reads better on ``cell`` (each Okabe-Ito and Viridis colour gets
+    at least 4.5:1 this way; Plotly's own pick left 48 of 64 cell numbers at 3.2-4.3:1)."""
+    return max(("#000000", "#FFFFFF"), key=lambda text: contrast(text, cell))
+
+
+def _scale_colour(scale: Sequence[Sequence[Any]], fraction: float) -> str:
+    """The colour a continuous scale gives ``fraction`` (0-1), interpolated in RGB as Plotly does."""
+    for (f0, c0), (f1, c1) in itertools.pairwise(scale):
+        if f0 <= fraction <= f1:
+            t = 0.0 if f1 == f0 else (fraction - f0) / (f1 - f0)
+            a = [int(c0[i : i + 2], 16) for i in (1, 3, 5)]
+            b = [int(c1[i : i + 2], 16) for i in (1, 3, 5)]
+            return "#" + "".join(f"{round(x + (y - x) * t):02X}" for x, y in zip(a, b, strict=True))
+    return str(scale[-1][1])
+
+
 def _stepped_colorscale(colours: Sequence[str]) -> list[list[Any]]:
     """A colour scale with one flat step per colour, for integer z from 0 to len - 1."""
     n = len(colours)
@@ -97,10 +139,12 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
     z: list[list[float | None]] = [[None] * layout.gpus_per_node for _ in range(layout.nodes)]
     text: list[list[str]] = [[""] * layout.gpus_per_node for _ in range(layout.nodes)]
     hover: list[list[str]] = [[""] * layout.gpus_per_node for _ in range(layout.nodes)]
+    marks: dict[tuple[int, int], str] = {}
     for r in roles:
         key, label = _category(r, colour_by)
         z[r.node][r.local_index] = float(index_of[key] if discrete else key)
         text[r.node][r.local_index] = str(r.rank) if show_text else ""
+        marks[(r.node, r.local_index)] = _group_mark(r, colour_by)
         hover[r.node][r.local_index] = (
             f"<b>GPU {r.rank}</b> (node {r.node}, GPU {r.local_index})<br>"
             f"DP rank {r.dp_rank} · TP rank {r.tp_rank} · PP stage {r.pp_stage}<br>{label}<br>"
@@ -111,9 +155,7 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
         "x": list(range(layout.gpus_per_node)),
         "y": list(range(layout.nodes)),
         "z": z,
-        "text": text,
-        "texttemplate": "%{text}" if show_text else "",
-        "textfont": {"size": 13 if layout.gpus_per_node <= 8 else 10},
+        "text": text,  # drawn by the label trace below, each in its own cell's best colour
         "hovertext": hover,
         "hoverinfo": "text",
         "xgap": 2,
@@ -151,6 +193,34 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
             "showscale": True,
             "colorbar": {"title": {"text": bar_title}, "thickness": 14, "len": 0.9},
         }
+    if show_text:
+        values = [v for row in z for v in row if v is not None]
+        low, high = min(values), max(values)
+        grid = [(n, i) for n in range(layout.nodes) for i in range(layout.gpus_per_node)]
+        cells = [(n, i) for n, i in grid if z[n][i] is not None]
+
+        def cell_colour(value: float) -> str:
+            if discrete:
+                return colours[int(value)]
+            return _scale_colour(VIRIDIS, 0.0 if high == low else (value - low) / (high - low))
+
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "text",
+                "x": [i for _, i in cells],
+                "y": [n for n, _ in cells],
+                "text": [f"{text[n][i]}<br>{marks[(n, i)]}" for n, i in cells],
+                "textfont": {
+                    "size": 12 if layout.gpus_per_node <= 8 else 9,
+                    "color": [_label_colour(cell_colour(z[n][i])) for n, i in cells],
+                },
+                "hoverinfo": "skip",
+                "showlegend": False,
+                "name": "GPU labels",
+                "meta": TEXT_ON_CELLS,
+            }
+        )
     what = {
         "pp": "pipeline stage",
         "tp": "tensor-parallel shard",
@@ -161,7 +231,7 @@ def gpu_grid_figure(layout: Layout, colour_by: str = "pp", spec: ModelSpec | Non
     spec_layout = {
         "title": chart_title(
             f"{layout.n_gpus} GPUs = DP {layout.dp} × TP {layout.tp} × PP {layout.pp}",
-            f"Coloured by {what}; numbers: global rank",
+            f"Coloured by {what}; in each cell its global rank and {_LETTERS[colour_by]}",
         ),
         "height": min(1000, 230 + 34 * layout.nodes + 10 * (len(keys) if discrete else 0)),
         "xaxis": axis("GPU within the node (local index)", dtick=1, showgrid=False, zeroline=False),

@@ -97,11 +97,13 @@ def _device_bandwidth(found: Sequence[Roof]) -> float:
     return next(r.bandwidth_bytes_per_s for r in found if isinstance(r, MemoryRoof) and r.level == "device")
 
 
-def _roof_peak(accelerator: Accelerator, dtype: str) -> float | None:
-    """The roof measured points are held to: the tensor peak at ``dtype``, else vector FP32."""
-    for candidate in (dtype, "fp32"):
-        if accelerator.supports(candidate):
-            return accelerator.peak_flops(candidate)
+def _roof_peak(accelerator: Accelerator, dtype: str) -> tuple[float, str] | None:
+    """The roof measured points are held to, and its name as the hover says it: the tensor peak
+    at ``dtype``, else the FP32 vector peak named as such ("no BF16 figure"), never silently."""
+    if accelerator.supports(dtype):
+        return accelerator.peak_flops(dtype), dtype
+    if accelerator.supports("fp32"):
+        return accelerator.peak_flops("fp32"), f"FP32 vector (no {dtype.upper()} figure)"
     return None
 
 
@@ -354,7 +356,8 @@ def _measured_traces(
     traces = []
     for index, points in sorted(groups.items()):
         acc = accelerators[index]
-        peak = _roof_peak(acc, dtype)
+        held = _roof_peak(acc, dtype)
+        peak, roof_name = held if held is not None else (None, dtype)
         hovers = []
         symbols = []
         for point in points:
@@ -368,7 +371,7 @@ def _measured_traces(
                 roof = attainable_flops(point.intensity, peak, acc.memory_bandwidth_bytes_per_s)
                 fraction = point.fraction_of_roof(peak, acc.memory_bandwidth_bytes_per_s)
                 lines.append(
-                    f"{acc.name} {dtype} roof here: {roof / TERA:,.3g} TFLOP/s; "
+                    f"{acc.name} {roof_name} roof here: {roof / TERA:,.3g} TFLOP/s; "
                     f"achieved = {fraction:.0%} of it"
                 )
                 if fraction > ABOVE_ROOF_TOLERANCE:

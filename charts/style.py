@@ -435,13 +435,56 @@ def chart_alt(spec: Mapping[str, Any]) -> str:
 MAX_TABLE_ROWS = 2000
 
 
+def _cell(value: Any) -> Any:
+    """A table cell: text without markup, a float to 4 significant figures (the chart's own
+    precision; the exact values are in the model), anything else as it is."""
+    if isinstance(value, str):
+        return _plain_text(value.replace("<br>", "; "))
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    return value
+
+
+def _heatmap_rows(trace: Mapping[str, Any], name: str, x_name: str, y_name: str) -> list[dict[str, Any]]:
+    """One row per drawn cell: where it is, its value (named by the colour bar) and its text."""
+    zs = trace.get("z") or []
+    xs = list(trace.get("x") or range(max((len(r) for r in zs), default=0)))
+    ys = list(trace.get("y") or range(len(zs)))
+    texts, hovers = trace.get("text"), trace.get("hovertext")
+    bar = trace.get("colorbar") or {}
+    value_name = _axis_title(bar) or "value"
+    rows = []
+    for i, row in enumerate(zs):
+        for j, value in enumerate(row):
+            if value is None:
+                continue
+            cell = {"Series": name, x_name: _cell(xs[j]), y_name: _cell(ys[i])}
+            if trace.get("showscale") is not False:  # a stepped scale's z is only a colour index
+                cell[value_name] = _cell(value)
+            for column, grid in (("Label", texts), ("Details", hovers)):
+                if isinstance(grid, list) and i < len(grid) and j < len(grid[i]) and grid[i][j]:
+                    cell[column] = _cell(str(grid[i][j]))
+            rows.append(cell)
+    return rows
+
+
 def chart_table(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The numbers a chart draws, one row per point: series, x, y (and the bar or point label)."""
+    """The numbers a chart draws, one row per point: Series, x and y under the axes' own titles
+    (which carry the units), the point's label and its hover details; a heatmap one row per cell.
+    Legend placeholders (no coordinates) and text drawn on another trace's cells are left out."""
     layout = spec.get("layout") or {}
     x_name = _axis_title(layout.get("xaxis")) or "x"
     y_name = _axis_title(layout.get("yaxis")) or "y"
+    if y_name == x_name:
+        y_name = f"{y_name} (y)"
     rows: list[dict[str, Any]] = []
     for trace in spec.get("data") or ():
+        name = _plain_text(trace.get("name")) or trace.get("type", "series")
+        if trace.get("type") == "heatmap":
+            rows += _heatmap_rows(trace, name, x_name, y_name)
+            continue
+        if trace.get("mode") == "text" and trace.get("hoverinfo") == "skip":
+            continue  # labels on another trace's cells: that trace's rows carry them
         xs, ys = trace.get("x"), trace.get("y")
         if xs is None and ys is None:
             continue
@@ -449,15 +492,18 @@ def chart_table(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         ys = list(ys) if ys is not None else [None] * len(xs)
         texts = trace.get("text")
         texts = list(texts) if isinstance(texts, (list, tuple)) else [None] * len(xs)
-        name = _plain_text(trace.get("name")) or trace.get("type", "series")
+        hovers = trace.get("hovertext")
+        hovers = list(hovers) if isinstance(hovers, (list, tuple)) else []
         for i, (xv, yv) in enumerate(zip(xs, ys, strict=False)):
-            row = {"series": name, x_name: _plain_text(xv) if isinstance(xv, str) else xv}
-            row[y_name if y_name != x_name else f"{y_name} (y)"] = (
-                _plain_text(yv) if isinstance(yv, str) else yv
-            )
+            if xv is None and yv is None:
+                continue  # a legend entry, not a point
+            row = {"Series": name, x_name: _cell(xv), y_name: _cell(yv)}
             if i < len(texts) and texts[i] not in (None, ""):
-                row["label"] = _plain_text(texts[i])
+                row["Label"] = _cell(str(texts[i]))
+            if i < len(hovers) and hovers[i]:
+                row["Details"] = _cell(str(hovers[i]))
             rows.append(row)
             if len(rows) >= MAX_TABLE_ROWS:
                 return rows
+    return rows[:MAX_TABLE_ROWS]
     return rows

@@ -18,6 +18,7 @@ from measure.lock import busy_info, measurement_slot
 from measure.results import BandwidthRecord, Record, Results
 from measure.timing import Cancelled, ProgressFn, StopFn, check_stop
 from measure.transformer import TransformerConfig, transformer_memory
+from measure.views import label_gpu_chase
 from measure.workloads import (
     bandwidth,
     host_device_copy,
@@ -207,6 +208,8 @@ def run_suite(
             statuses.append({"workload": name, **outcome.status.to_dict()})
         # Small bandwidth points whose time is per-call overhead are labelled as such.
         records = mark_launch_bound(records)
+        if summary.get("type") == "cuda":  # chase labels from the family's own L1/L2 capacities
+            records = label_gpu_chase(records, (summary.get("catalog_match") or {}).get("id"))
         extra: dict[str, Any] = {}
         if match:
             extra["datasheet_ratios"] = datasheet_ratios(records, match.row)

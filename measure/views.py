@@ -184,6 +184,58 @@ def chase_level(working_set_bytes: float, capacities: Sequence[tuple[str | None,
     return None
 
 
+CHASE_LEVEL_NAMES = {
+    "l1": "L1",
+    "l2": "L2",
+    "l2-far": "L2 (far)",
+    "l3": "L3",
+    "device-memory": "device memory",
+    "host-memory": "DRAM",
+}
+
+
+def chase_hint(working_set_bytes: float, capacities: Sequence[tuple[str | None, float]]) -> str:
+    """The label of a chase record: its level's name (``chase_level``), or "between L1 and L2"
+    where the working set sits near a capacity and part of it is already evicted."""
+    level = chase_level(working_set_bytes, capacities)
+    if level is not None:
+        return CHASE_LEVEL_NAMES.get(level, level)
+    names = [CHASE_LEVEL_NAMES.get(lid or "", lid or "an unlisted cache") for lid, _ in capacities]
+    for index, (_, capacity) in enumerate(capacities):
+        if working_set_bytes <= capacity or index == len(capacities) - 1:
+            if index + 1 < len(names) and working_set_bytes > LEVEL_FILL * capacity:
+                return f"between {names[index]} and {names[index + 1]}"
+            return names[index]
+    return ""
+
+
+def family_for_accelerator(accelerator_id: str | None) -> Any:
+    """The hierarchy family whose catalog row is ``accelerator_id`` (None when there is none)."""
+    if not accelerator_id:
+        return None
+    from simulators.hierarchy import families
+
+    return next((f for f in families() if f.accelerator_id == accelerator_id), None)
+
+
+def label_gpu_chase(records: Sequence[Record], accelerator_id: str | None) -> list[Record]:
+    """GPU latency records with ``cache_hint`` from the matched family's own capacities (its L1 per
+    SM, its L2, device memory): on an H200 the 4-128 KiB chase is an L1 hit (22-28 ns), not "L2".
+    Unchanged when the run matched no family with an SM ladder (no capacities to read)."""
+    import dataclasses
+
+    family = family_for_accelerator(accelerator_id)
+    if family is None or family.sm_count is None:
+        return list(records)
+    capacities = chase_capacities(family, {"type": "cuda"})
+    out: list[Record] = []
+    for record in records:
+        if getattr(record, "kind", "") == "latency" and getattr(record, "bytes", 0):
+            record = dataclasses.replace(record, cache_hint=chase_hint(record.bytes, capacities))
+        out.append(record)
+    return out
+
+
 def latency_ladder_points(results: Mapping[str, Any], family: Any) -> list[dict[str, Any]]:
     """Each latency record of `results` with the ladder level it lands on for `family` (None when
     it falls between levels): dicts {"bytes", "ns", "level"}. Empty when the results were not
@@ -292,3 +344,75 @@ def decode_gap_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# A CPU's own roof: from its own run, never a GPU's datasheet
+
+_TORCH_TO_ROOF_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def measured_cpu_accelerator(results: Mapping[str, Any]) -> Any:
+    """A catalog-shaped accelerator for a CPU run, whose roofs are the run's own best figures: the
+    best main-memory (DRAM) copy bandwidth that was not launch-bound, and per precision the best
+    matmul FLOP/s. A CPU's datasheet peak is not in the catalog (it depends on cores, clocks and
+    vector width), so its points are held to these measured ceilings, labelled as such, and never
+    drawn under a GPU's roof. None for a GPU run or a CPU run without both kinds of record."""
+    from simulators.hardware import Accelerator
+
+    device = results.get("device") or {}
+    if device.get("type") != "cpu":
+        return None
+    records = [r for r in results.get("results") or [] if isinstance(r, Mapping)]
+    dram = [
+        float(r["bytes_per_s"])
+        for r in records
+        if r.get("kind") == "bandwidth"
+        and r.get("cache_hint") in {"DRAM", "device memory"}
+        and not r.get("launch_bound")
+        and r.get("bytes_per_s")
+    ]
+    peaks: dict[str, float] = {}
+    for r in records:
+        dtype = _TORCH_TO_ROOF_DTYPE.get(str(r.get("dtype") or "").removeprefix("torch."))
+        achieved = r.get("flops_per_s")
+        if r.get("kind") == "matmul" and dtype and achieved:
+            peaks[dtype] = max(peaks.get(dtype, 0.0), float(achieved))
+    if not dram or not peaks:
+        return None
+    name = str(device.get("name") or (device.get("cpu") or {}).get("model") or "This CPU")
+    return Accelerator(
+        id="measured-cpu",
+        name=f"{name[:60]} (measured)",
+        vendor="",
+        kind="cpu",
+        year=0,
+        architecture="",
+        devices_per_board=1,
+        memory_bytes=None,
+        memory_unit="",
+        memory_bandwidth_bytes_per_s=max(dram),
+        memory_type="DRAM, best copy measured",
+        memory_channels=None,
+        memory_transfer_rate_mt_per_s=None,
+        fp32_flops=peaks.get("fp32"),
+        tf32_dense_flops=None,
+        bf16_dense_flops=peaks.get("bf16"),
+        fp16_dense_flops=peaks.get("fp16"),
+        fp8_dense_flops=None,
+        int8_dense_ops=None,
+        fp4_dense_flops=None,
+        unsupported_dtypes=frozenset(),
+        tdp_w=None,
+        l2_bytes=None,
+        sm_count=None,
+        interconnect="",
+        interconnect_id=None,
+        interconnect_bytes_per_s=None,
+        host_link="",
+        host_link_id=None,
+        cloud_instances="",
+        source=("this run's own best copy bandwidth and best matmul per precision",),
+        source_notes="",
+        notes="Measured ceilings, not a datasheet: the catalog has no peak FLOP/s for this CPU.",
+    )

@@ -42,15 +42,37 @@ COMPUTE_DTYPE = {
 }
 
 
-def compute_dtype(accelerator: Accelerator, weight_fmt: str) -> str | None:
-    """The dtype whose peak applies: the format's own, else bf16/fp16/fp32, whichever the chip has.
+# Formats whose matmuls run on the same tensor-core path at the same rate on NVIDIA parts: a chip
+# without a BF16 figure runs a BF16 model in FP16 (T4, V100) and says so. Never the FP32 vector
+# peak: that is another unit (CUDA cores, not tensor cores), and an A10G priced at it took 8.1 s
+# to a first token against the A10's 2.0 s.
+SIXTEEN_BIT = ("bf16", "fp16")
 
-    None when the catalog has no sourced peak for the chip (Apple M-series, host CPUs).
+
+def compute_dtype(accelerator: Accelerator, weight_fmt: str) -> str | None:
+    """The dtype whose peak applies: the format's compute dtype, else (for a 16-bit or
+    weight-only format) the other 16-bit tensor format the chip has a figure for.
+
+    None when the catalog has no sourced peak of that kind for the chip (A10G, Apple M-series,
+    host CPUs): the page then says "no BF16 figure" instead of borrowing the FP32 vector peak.
     """
-    for dtype in (COMPUTE_DTYPE.get(weight_fmt, "bf16"), "bf16", "fp16", "fp32"):
+    own = COMPUTE_DTYPE.get(weight_fmt, "bf16")
+    candidates = [own] if own == "fp32" else [own, *SIXTEEN_BIT]
+    for dtype in candidates:
         if accelerator.supports(dtype):
             return dtype
     return None
+
+
+def precision_note(accelerator: Accelerator, weight_fmt: str) -> str:
+    """What the page says when the peak used is not the format's own: "" when it is."""
+    own = COMPUTE_DTYPE.get(weight_fmt, "bf16")
+    used = compute_dtype(accelerator, weight_fmt)
+    if used == own:
+        return ""
+    if used is None:
+        return f"No {own.upper()} figure for {accelerator.name} in the catalog: compute time not estimated."
+    return f"{accelerator.name} has no {own.upper()} figure: its {used.upper()} tensor peak is used."
 
 
 def peak_or_none(accelerator: Accelerator, weight_fmt: str) -> float | None:
@@ -197,8 +219,8 @@ def inference(
             f"Upper bound: {step.bound}-bound. Each step reads "
             f"{(step.weight_bytes + step.kv_bytes) / 1e9:,.2f} GB "
             f"over {n_gpus} × {gpu.memory_bandwidth_bytes_per_s / 1e12:,.2f} TB/s; batch of {batch} → "
-            f"{format_rate(step.tokens_per_s)} tok/s in total."
-        ),
+            f"{format_rate(step.tokens_per_s)} tok/s in total. {precision_note(gpu, weight_fmt)}"
+        ).strip(),
     )
 
 
@@ -255,15 +277,18 @@ def training(
         return format_rate(seq * micro_batch * n / t), format_seconds(t)
 
     t = step_time(gpu, n_gpus)
-    speed: dict[str, str] = {"speed_help": f"The catalog has no sourced peak FLOP/s for {gpu.name}."}
+    speed: dict[str, str] = {
+        "speed_help": precision_note(gpu, "bf16") or f"The catalog has no sourced peak FLOP/s for {gpu.name}."
+    }
     if t is not None:
         speed = {
             "speed_label": "Training throughput bound",
             "speed_value": f"{format_rate(seq * micro_batch * n_gpus / t)} tok/s",
             "speed_help": (
                 f"6 × {spec.param_count(active=True):,} active parameters × tokens ÷ (peak × MFU {mfu:.0%}); "
-                "full fine-tuning FLOPs (LoRA still runs the frozen model's forward and backward)."
-            ),
+                "full fine-tuning FLOPs (LoRA still runs the frozen model's forward and backward). "
+                f"{precision_note(gpu, 'bf16')}"
+            ).strip(),
         }
     return FitResult(
         spec=spec,
@@ -327,8 +352,11 @@ def speed_table(result: FitResult) -> list[dict[str, str]]:
         },
         {
             "Quantity": "Compute time per step",
-            "Value": format_seconds(step.compute_time_s),
-            "How": f"{step.flops / 1e12:,.2f} TFLOP ÷ dense peak",
+            "Value": format_seconds(step.compute_time_s)
+            if compute_dtype(result.gpu, result.weight_fmt)
+            else f"— ({precision_note(result.gpu, result.weight_fmt)})",
+            "How": f"{step.flops / 1e12:,.2f} TFLOP ÷ dense "
+            f"{(compute_dtype(result.gpu, result.weight_fmt) or 'no').upper()} peak",
         },
         {
             "Quantity": "Decode bound",
@@ -338,7 +366,9 @@ def speed_table(result: FitResult) -> list[dict[str, str]]:
         },
         {
             "Quantity": "Prefill of the whole context (TTFT)",
-            "Value": format_seconds(result.prefill_s) if result.prefill_s else "— (no sourced peak FLOP/s)",
+            "Value": format_seconds(result.prefill_s)
+            if result.prefill_s
+            else f"— ({precision_note(result.gpu, result.weight_fmt) or 'no sourced peak FLOP/s'})",
             "How": f"2 × active params × {step.context_tokens:,} tokens + attention, ÷ (peak × MFU)",
         },
     ]
@@ -428,7 +458,8 @@ def catalog_table(result: FitResult, catalog: Sequence[Accelerator]) -> list[dic
                 "Devices needed": str(needed) if needed else f"> {MAX_GPUS}",
                 speed_header: speed,
                 time_header: time,
-                "Peak used": (compute_dtype(accelerator, result.weight_fmt) or "none sourced").upper(),
+                "Peak used": (compute_dtype(accelerator, result.weight_fmt) or "").upper()
+                or f"no {COMPUTE_DTYPE.get(result.weight_fmt, 'bf16').upper()} figure",
             }
         )
     return rows

@@ -30,7 +30,7 @@ def test_the_numbers_behind_a_chart_are_one_click_away():
     assert len(toggles) == len(at.get("plotly_chart"))  # one per chart
 
     def chart_tables():
-        return [d.value for d in at.dataframe if "series" in d.value.columns]
+        return [d.value for d in at.dataframe if "Series" in d.value.columns]
 
     assert chart_tables() == []  # built only when asked for
     toggles[0].set_value(True).run()
@@ -51,9 +51,22 @@ def test_alt_and_table_come_from_the_spec_itself():
         "8 votes. each answer's votes. Chart of votes against answer. Series: First vote (8 votes)."
     )
     assert chart_table(spec) == [
-        {"series": "First vote (8 votes)", "answer": "A", "votes": 3},
-        {"series": "First vote (8 votes)", "answer": "B", "votes": 5},
+        {"Series": "First vote (8 votes)", "answer": "A", "votes": 3},
+        {"Series": "First vote (8 votes)", "answer": "B", "votes": 5},
     ]
+
+
+def test_a_heatmaps_table_has_a_row_per_cell_with_what_it_holds():
+    """Issue 26: the GPU grid's table was a raw dump (a whole row of ranks in one cell, legend
+    placeholders as rows); now one row per GPU with its node, index, label and hover details."""
+    from charts.parallelism import gpu_grid_figure
+    from simulators.parallelism import Layout
+
+    rows = chart_table(gpu_grid_figure(Layout(dp=2, tp=8, pp=4, nodes=8, gpus_per_node=8), "pp"))
+    assert len(rows) == 64 and all(r["Series"] == "GPU" for r in rows)
+    first = rows[0]
+    assert (first["Node"], first["GPU within the node (local index)"], first["Label"]) == (0, 0, "0")
+    assert "PP stage 1" in first["Details"] and "<br>" not in first["Details"]
 
 
 def test_a_huge_bad_value_in_a_link_is_echoed_cut_short():

@@ -170,3 +170,57 @@ def test_cpu_sample_against_norvigs_ladder_keeps_small_numbers_readable():
     assert rows["L1 cache"]["Published, ns"] == "0.5"  # Norvig's L1 reference, not "0"
     assert rows["L1 cache"]["Published, cycles"] == "—"  # a table in ns, no clock
     assert rows["L1 cache"]["Measured, cycles"] == "—"
+
+
+H200 = "h200-sxm-141gb.json"
+
+
+@pytest.fixture(scope="module")
+def h200() -> dict:
+    return load_sample(H200)
+
+
+def test_the_h200_run_ships_with_its_provenance(h200):
+    """../shared/measured/README.md: one NVIDIA H200 (141 GB HBM3e, 132 SMs, 60 MiB L2), the
+    suite's full run of 2026-11-27, 135 records; the sample says where it came from and what the
+    build script changed."""
+    sample = next(s for s in list_samples() if s.name == H200)
+    assert (sample.device_name, sample.created_utc[:10], sample.record_count) == (
+        "NVIDIA H200",
+        "2026-11-27",
+        135,
+    )
+    assert "h200-sxm-141gb-full.json" in h200["provenance"]
+    assert "bench/build_h200_sample.py" in h200["provenance"]
+    assert h200["device"]["catalog_match"]["id"] == "h200-sxm"
+    assert "| `h200-sxm-141gb.json` |" in (ROOT / "measure" / "samples" / "README.md").read_text()
+
+
+def test_h200_chase_labels_come_from_the_h200_family(h200):
+    """README of the H200 run: 22-28 ns for 4-128 KiB are L1 hits (the run labelled them "L2"),
+    147 ns from 512 KiB to 16 MiB is L2, 329-343 ns from 64 MiB up is HBM3e."""
+    hints = {r["bytes"]: (r["ns"], r["cache_hint"]) for r in h200["results"] if r["kind"] == "latency"}
+    assert {hints[n * KiB][1] for n in (4, 8, 16, 32, 64, 128)} == {"L1"}
+    assert all(21.5 <= hints[n * KiB][0] <= 28.5 for n in (4, 128))
+    assert hints[256 * KiB][1] == "between L1 and L2"  # 92 ns: part of the set already evicted
+    assert {hints[n * MiB][1] for n in (1, 16, 32)} == {"L2"}
+    assert {hints[n * MiB][1] for n in (64, 1024)} == {"device memory"}
+
+
+def test_a_point_is_launch_bound_only_while_its_time_has_not_grown_with_the_bytes(h100, h200):
+    """measure.launch_bound's rule: within 2x the launch overhead, and this or a larger working set
+    called within 1.25x the run's fastest call. The H100's 32 MiB copy took 9.2 us against a 6.0 us
+    floor: the GPU's own time, so its 3.6 TB/s reads the L2. The H200's 32 MiB copy took 6.46 us
+    against a 6.13 us floor, no longer than its 64 KiB copy: its 5.2 TB/s is a floor, about half
+    the 9.8 TB/s RRZE measured for the H200's L2, so it stays launch-bound. Every 64 MiB point of
+    both runs (18-26 us) is not."""
+
+    def copies(doc):
+        return {r["bytes"]: r for r in doc["results"] if r["kind"] == "bandwidth" and r["op"] == "copy"}
+
+    h100_copy, h200_copy = copies(h100), copies(h200)
+    assert h100_copy[32 * MiB]["launch_bound"] is False and h100_copy[16 * MiB]["launch_bound"] is True
+    assert "Not launch-bound" in h100_copy[32 * MiB]["notes"]
+    assert h200_copy[32 * MiB]["launch_bound"] is True
+    assert h200_copy[512 * KiB]["launch_bound"] is True  # 8.7 us, but every larger set sat at the floor
+    assert not h100_copy[64 * MiB]["launch_bound"] and not h200_copy[64 * MiB]["launch_bound"]

@@ -8,6 +8,7 @@ import pytest
 from content import load_page
 from content.pages import PAGES
 from content.schema import page_params
+from glossary import CATEGORIES
 from tests.pages import metrics, open_page
 
 INFO = {p.url_path: p for p in PAGES}
@@ -81,3 +82,24 @@ def test_an_unknown_preset_and_bad_values_are_explained_not_raised():
     assert not at.exception
     text = " ".join(i.value for i in at.info)
     assert "no prepared view called “nope”" in text and "fit_gpus" in text
+
+
+@pytest.mark.parametrize("query", [{"batch": ""}, {"fit_batch": ""}])
+def test_an_empty_or_unknown_control_in_the_address_is_said(query):
+    """`?batch=` (empty, and no control of that name) was silently ignored (issue 26)."""
+    at = open_page(INFO["will-it-fit"].path, **query)
+    assert not at.exception
+    text = " ".join(i.value for i in at.info)
+    assert "Part of this link was ignored" in text
+    if "batch" in query:
+        assert "no control called “batch” (did you mean fit_batch?)" in text
+
+
+def test_an_unknown_glossary_category_is_said_until_one_is_picked():
+    at = open_page("app_pages/glossary.py", category="nope")
+    assert not at.exception
+    assert any("no category “nope”" in w.value for w in at.warning)
+    at.run()
+    assert any("no category “nope”" in w.value for w in at.warning)
+    at.selectbox(key="category").set_value(next(iter(CATEGORIES))).run()
+    assert not any("no category" in w.value for w in at.warning)

@@ -17,6 +17,13 @@ CPU_SAMPLE = SAMPLES / "cpu-amd-epyc-2vcpu.json"
 GPU_SAMPLE = SAMPLES / "h100-sxm-80gb.json"
 
 
+@pytest.fixture(autouse=True)
+def own_data_dir(tmp_path, monkeypatch):
+    """Each test keeps the server's last run in its own directory (GFG_DATA_DIR)."""
+    monkeypatch.setenv("GFG_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
 def open_page(**query: str):
     return pages.open_page(PAGE, **query)
 
@@ -61,7 +68,7 @@ def test_the_cpu_sample_draws_bandwidth_and_comparisons():
 def test_an_upload_says_which_file_is_shown_and_a_rejected_one_says_why():
     at = open_page(hw_source="session")
     assert not at.exception
-    assert any("requirements-measure.txt" in i.value for i in at.info)  # one box: how to get results
+    assert any("python -m measure" in i.value for i in at.info)  # one box: how to get results
     at.file_uploader(key="hw_upload").upload("good.json", CPU_SAMPLE.read_bytes(), "application/json").run()
     assert not at.exception
     assert "your file good.json" in _captions(at)
@@ -72,11 +79,16 @@ def test_an_upload_says_which_file_is_shown_and_a_rejected_one_says_why():
 
 
 def test_other_pages_show_the_loaded_measurements():
-    """After loading results, the roofline page draws the measured matmul points."""
+    """After loading results, the roofline page draws the measured matmul points: a CPU's on that
+    CPU's own measured roofs, never under the H100's (issue 26)."""
     at = open_page(hw_sample=CPU_SAMPLE.name)
     at.switch_page("app_pages/roofline.py").run()
     assert not at.exception
-    assert "AMD EPYC" in at.get("plotly_chart")[0].proto.spec
+    gpu_chart, cpu_chart = (json.loads(c.proto.spec) for c in at.get("plotly_chart")[:2])
+    assert "AMD EPYC" not in json.dumps(gpu_chart)  # not under a GPU's roof
+    names = " ".join(str(t.get("name", "")) for t in cpu_chart["data"])
+    assert "AMD EPYC" in names and "measured" in names and "H100" not in names
+    assert any("own roofs" in m.value for m in at.markdown)
 
 
 @pytest.mark.skipif(_has_nvml(), reason="NVML works on this machine: the no-GPU message does not apply")
@@ -96,6 +108,21 @@ def test_running_one_workload_from_the_page_stores_its_results():
     stored = at.session_state["measure_results"]
     assert stored["results"][0]["kind"] == "launch_overhead"
     json.dumps(stored)  # what other pages read is plain JSON
+
+
+def test_a_finished_run_survives_a_reload_of_the_page():
+    """A reload starts a new session (session state is gone): the run is read back from the
+    server's data directory, not replaced by "install torch" when torch is installed."""
+    at = open_page(hw_section="run", hw_workloads="launch_overhead", hw_quick="true")
+    at.text_input(key="hw_device").set_value("cpu")
+    at.button(key="hw_run").click().run()
+    assert any("survive a reload" in s.value for s in at.success)
+    created = at.session_state["measure_results"]["created_utc"]
+    reloaded = open_page(hw_section="results", hw_source="session")  # a fresh session
+    assert not reloaded.exception
+    assert reloaded.session_state["measure_results"]["created_utc"] == created
+    assert "the last run on this server" in _captions(reloaded)
+    assert not any("install" in i.value.lower() for i in reloaded.info)
 
 
 def test_detect_shows_the_cpu_and_each_layer_status():

@@ -2,7 +2,8 @@
 
 Normal view (1440×900): title and a one-line lede, the scenario pills and a share link, one row of
 main controls (the rest folded into "More settings"), then the verdict (a row of metrics) and the
-main chart with its "What to notice" beside it — all above the fold. Presenter view: the verdict
+main chart with its "What to notice" beside it — all above the fold. On a phone (up to 640 px wide,
+where the columns stack) the verdict and the chart come before the control panel. Presenter view: the verdict
 and the chart come straight after the title and the controls fold into an expander under them.
 Containers are created in screen order and filled in the order the script needs.
 """
@@ -19,6 +20,9 @@ from ui.controls import term_markdown
 from ui.presenter import is_presenting
 from ui.state import PageState
 
+CONTROLS_KEY = "sim-controls"  # CSS class st-key-sim-controls: the control panel
+ANSWER_KEY = "sim-answer"  # CSS class st-key-sim-answer: the verdict and the main chart
+
 
 @dataclass
 class SimulatorLayout:
@@ -34,9 +38,12 @@ class SimulatorLayout:
 
 
 def simulator_layout(
-    page: ContentPage, state: PageState, *, advanced_label: str = "More settings"
+    page: ContentPage, state: PageState, *, advanced_label: str = "More settings", answer_first: bool = True
 ) -> SimulatorLayout:
-    """Title, lede and the page's containers in screen order (see the module docstring)."""
+    """Title, lede and the page's containers in screen order (see the module docstring).
+
+    ``answer_first``: on a phone, the verdict and chart before the control panel (simulators);
+    False where the controls choose what there is to see (Your hardware's sections)."""
     presenting = is_presenting()
     lede = page.meta.get("lede")
     if presenting:
@@ -60,11 +67,15 @@ def simulator_layout(
         state.scenario_control(container=picker[0])
         state.share_link(container=picker[1])
         state.show_problems()
-        box = st.container(border=True)
+        # Keyed, so that on a phone the style sheet (ui/presenter.py, PHONE_ORDER_CSS) puts the
+        # answer above the control panel: stacked, the panel pushed the first result 909-1,379 px
+        # down an 844 px screen.
+        box = st.container(border=True, key=CONTROLS_KEY if answer_first else None)
         controls = box.container()
         advanced = box.expander(advanced_label, icon=":material/tune:")
-        verdict = st.container()
-        chart_column, notice_column = st.columns([5, 2], gap="medium")
+        answer = st.container(key=ANSWER_KEY if answer_first else None)
+        verdict = answer.container()
+        chart_column, notice_column = answer.columns([5, 2], gap="medium")
         main, notice = chart_column.container(), notice_column.container()
     more = st.container()
     return SimulatorLayout(controls, advanced, verdict, main, notice, more, presenting)

@@ -74,7 +74,8 @@ def lesson_progress(lesson: Lesson) -> tuple[int, int, int]:
 
 def request_focus(target: str, **where: str) -> None:
     """Move the keyboard focus on the next run: ``"step"`` (the step's heading, after Next or
-    Previous) or ``"result"`` (the verdict of the question whose container key is ``where["box"]``)."""
+    Previous), ``"result"`` (the verdict of the question whose container key is ``where["box"]``)
+    or ``"question"`` (that question's first answer control, after Try again)."""
     ss = st.session_state
     seq = (ss.get(_FOCUS_KEY) or {}).get("seq", 0) + 1
     ss[_FOCUS_KEY] = {"target": target, "seq": seq, **where}
@@ -87,6 +88,8 @@ def _focus_for(step: Step | None) -> dict[str, Any] | None:
         return None
     if request["target"] == "step" and step is not None:
         return {"selector": "[data-testid='stMain'] h2", "text": step.title, "seq": request["seq"]}
+    if request["target"] == "question" and request.get("box"):  # its first answer control
+        return {"selector": f".st-key-{request['box']} input", "block": "center", "seq": request["seq"]}
     if request["target"] == "result" and request.get("box"):
         return {
             "selector": f".st-key-{request['box']} [data-testid='stAlert']",
@@ -369,6 +372,24 @@ def current_variant(lesson: Lesson, question: Question) -> Question:
     return question
 
 
+def plain_prompt(prompt: str) -> str:
+    """A question's prompt as plain text for an accessible name: ``[[id|text]]`` → text,
+    ``[[id]]`` → the term's title, Markdown emphasis and code marks dropped."""
+    from glossary import terms_by_id
+
+    by_id = terms_by_id()
+
+    def term(match: re.Match) -> str:
+        inner = match.group(1)
+        if "|" in inner:
+            return inner.split("|", 1)[1]
+        return by_id[inner].title if inner in by_id else inner
+
+    text = re.sub(r"\[\[([^\]]+)\]\]", term, prompt)
+    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)  # [text](url) → text
+    return re.sub(r"[*_`$]", "", text).strip()
+
+
 def _another(question: Question, asked: Question) -> Question:
     """A different variant than ``asked``, at random (the question itself when it has none)."""
     others = [v for v in (question, *question.variants()) if v.inputs != asked.inputs]
@@ -413,19 +434,29 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
                         placeholder="type a number, then press Enter",
                     )
                 else:
+                    # The group's accessible name carries the question, so a screen reader that
+                    # lands on an option hears what is asked (the prompt above stays as it is).
                     response = st.radio(
-                        "Your answer",
+                        f"{label}. {plain_prompt(asked.prompt)}",
                         range(len(asked.options)),
                         index=None,
                         format_func=lambda i: asked.options[i].text,
                         key=f"input-{wkey}",
+                        label_visibility="collapsed",
                     )
                 submitted = st.form_submit_button(
                     "Commit my prediction" if question.kind == "predict" else "Check", type="primary"
                 )
+            empty_key = f"empty-{wkey}"  # said until the learner submits an answer
             if submitted:
                 if response is None:
-                    st.info("Choose or type an answer first.")
+                    st.session_state[empty_key] = True
+                else:
+                    st.session_state.pop(empty_key, None)
+            if st.session_state.get(empty_key):
+                st.warning("Choose or type an answer first.", icon=":material/touch_app:")
+            if submitted:
+                if response is None:
                     return False
                 value = float(response) if asked.is_numeric else int(response)
                 correct = grade(asked, value)
@@ -447,11 +478,13 @@ def _question(lesson: Lesson, question: Question, number: int, *, review: bool =
             if not entry["correct"]:
                 if st.button("Try again" + (" on new numbers" if has_others else ""), key=f"retry-{key}"):
                     _retry(lesson, question, asked, new_numbers=has_others)
+                    request_focus("question", box=box)  # not the page body: the question again
                     st.rerun()
             elif has_others and st.button(
                 "Try another", key=f"another-{key}", help="The same question on other inputs: new numbers"
             ):
                 _retry(lesson, question, asked, new_numbers=True)
+                request_focus("question", box=box)
                 st.rerun()
         else:
             if asked.is_numeric:

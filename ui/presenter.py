@@ -38,6 +38,19 @@ _BASE_CSS = """
   }
   /* A disabled control's label stays readable (Streamlit's 40 % gave 2.4:1), a little dimmer. */
   label[data-testid="stWidgetLabel"][disabled] { color: inherit !important; opacity: 0.75; }
+  /* A phone: a simulator's answer (verdict and chart, ui/layout.py) before its control panel,
+     and everything the page adds after the panel after both. */
+  @media (max-width: 640px) {
+    [data-testid="stMain"] .stVerticalBlock > :has(> .st-key-sim-controls) { order: 2; }
+    [data-testid="stMain"] .stVerticalBlock > :has(> .st-key-sim-controls) ~ * { order: 3; }
+    [data-testid="stMain"] .stVerticalBlock > :has(> .st-key-sim-controls) ~ :has(> .st-key-sim-answer) {
+      order: 1;
+    }
+  }
+  /* Page links wrap instead of being cut off with an ellipsis on a narrow screen (320 px). */
+  [data-testid="stPageLink-NavLink"] span, [data-testid="stPageLink-NavLink"] p {
+    white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  }
   .fg-chart-title .fg-chart-head { display: block; font-size: 1.2rem; font-weight: 600; }
   .fg-chart-title .fg-chart-detail { display: block; font-size: 0.9rem; opacity: 0.8; }
   @media print {
@@ -98,8 +111,16 @@ def _from_address() -> bool | None:
     return None if value is None else str(value).lower() in ("true", "1", "yes")
 
 
+_SEEN_SCHEME_KEY = "_theme_seen"  # what the browser last reported (ui/theme_watch.py)
+
+
 def theme_scheme() -> str:
-    """The theme the reader's browser shows: "dark" or "light" (Streamlit's ``st.context.theme``)."""
+    """The theme the reader's browser shows: "dark" or "light". What the browser itself reported
+    after a theme change (``ui.theme_watch``) wins over ``st.context.theme``, which can be stale
+    while the theme changes."""
+    seen = st.session_state.get(_SEEN_SCHEME_KEY)
+    if seen in ("light", "dark"):
+        return seen
     return "dark" if getattr(getattr(st.context, "theme", None), "type", None) == "dark" else "light"
 
 
@@ -135,6 +156,12 @@ def presenter_toggle() -> bool:
     elif not on and PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]
     st.session_state[_WRITTEN_KEY] = on
+    from ui.theme_watch import watch_theme
+
+    context = "dark" if getattr(getattr(st.context, "theme", None), "type", None) == "dark" else "light"
+    seen = watch_theme(st.session_state.get(_SEEN_SCHEME_KEY) or context)
+    if seen is not None:  # a theme picked from Streamlit's menu: this rerun draws with it
+        st.session_state[_SEEN_SCHEME_KEY] = seen
     dark = theme_scheme() == "dark"
     st.html(_BASE_CSS + (_DARK_CSS if dark else "") + (_PRESENTER_CSS if on else ""))
     return on

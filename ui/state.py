@@ -29,6 +29,9 @@ from content.params import ParamError, ParamSet, active_preset, preset_state
 
 PRESET_PARAM = "preset"
 GLOBAL_KEYS = ("present",)  # belong to the app, not to a page: kept as they are
+# Address keys a page reads besides its controls (never reported as unknown): these, a prepared
+# view, and Streamlit's own embedding options.
+APP_QUERY_KEYS = frozenset({*GLOBAL_KEYS, PRESET_PARAM, "embed", "embed_options"})
 CUSTOM = "_custom"
 
 
@@ -113,10 +116,22 @@ class PageState:
         mine = self.params.query_part({k: st.query_params.get(k) for k in st.query_params})
         if self._store not in ss or (mine and mine != ss.get(self._written)):
             state, problems = self.params.from_query(mine)
-            self.problems += problems
+            self.problems += problems + self._unknown_keys()
             self.set_all(state)
         else:
             self._refresh_from_widgets()
+
+    def _unknown_keys(self) -> list[str]:
+        """One problem per key in the address that no control of this page reads (``?batch=``):
+        said, with the control it most likely meant, instead of silently ignored."""
+        problems = []
+        for key in st.query_params:
+            if key in self.params or key in APP_QUERY_KEYS:
+                continue
+            near = [p.key for p in self.params.params if p.key.endswith(f"_{key}") or key in p.key]
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            problems.append(f"this page has no control called “{str(key)[:40]}”{hint}")
+        return problems
 
     def sync_out(self) -> None:
         """After the widgets: write the state into the address (only what differs from defaults)."""

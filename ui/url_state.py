@@ -13,11 +13,16 @@ from collections.abc import Sequence
 import streamlit as st
 
 
-def seed_from_url(key: str, options: Sequence[str], default: str) -> None:
-    """Before the widget is drawn: take ``?key=`` from the URL if it names an option."""
-    if key not in st.session_state:
-        value = st.query_params.get(key)
-        st.session_state[key] = value if value in options else default
+def seed_from_url(key: str, options: Sequence[str], default: str) -> str | None:
+    """Before the widget is drawn: take ``?key=`` from the URL if it names an option.
+
+    Returns the address's value when it names none (``?category=nope``), once, when the session
+    is seeded, so the page can say so instead of silently showing the default; else None."""
+    if key in st.session_state:
+        return None
+    value = st.query_params.get(key)
+    st.session_state[key] = value if value in options else default
+    return value if value is not None and value not in options else None
 
 
 def write_to_url(key: str, value: str, default: str) -> None:

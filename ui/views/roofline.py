@@ -8,9 +8,10 @@ import streamlit as st
 
 from charts.roofline import decode_batch_figure, roofline_figure
 from content.schema import ROOFLINE_BATCHES, ROOFLINE_DTYPES
+from measure.views import measured_cpu_accelerator
 from simulators import roofline
 from ui.chart import show
-from ui.measured import measured_roofline_points
+from ui.measured import RESULTS_ID_KEY, current_results, measured_roofline_points
 from ui.views import View
 from ui.views.common import as_spec, catalog, metric_row, models
 
@@ -124,8 +125,41 @@ def verdict_metrics(values: dict[str, Any], first) -> list[dict[str, Any]]:
 
 
 def measured_points() -> tuple:
-    """Measured matmul points from this session's results, hashable for the cache."""
+    """Measured matmul points from this session's GPU results, hashable for the cache. A CPU's
+    points are never drawn under a GPU's roof: they go on the CPU's own (``cpu_roofline``)."""
+    results = current_results()
+    if results and (results.get("device") or {}).get("type") == "cpu":
+        return ()
     return tuple(measured_roofline_points())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cpu_roofline_spec(results_id: str, _results: dict[str, Any], dtype: str) -> dict[str, Any] | None:
+    """A CPU run's matmuls on that CPU's own measured roofs (``measure.views.measured_cpu_accelerator``),
+    at ``dtype`` where it measured that precision, else FP32; None for a GPU run."""
+    cpu = measured_cpu_accelerator(_results)
+    if cpu is None:
+        return None
+    own = dtype if cpu.supports(dtype) else "fp32"
+    points = measured_roofline_points(_results)
+    title = f"Your CPU on its own roof: {cpu.name}, {own.upper()} matmuls"
+    return as_spec(roofline_figure([cpu], own, [], points, title=title, height=420))
+
+
+def render_cpu_roofline(container: Any, key: str, dtype: str) -> None:
+    """Below the GPU chart: this session's CPU run on its own roofs, said to be measured ceilings."""
+    results = current_results()
+    if not results or (results.get("device") or {}).get("type") != "cpu":
+        return
+    spec = cpu_roofline_spec(str(st.session_state.get(RESULTS_ID_KEY, "")), results, dtype)
+    if spec is None:
+        return
+    container.markdown(
+        "**Your measurements come from a CPU**, so they are drawn on that CPU's own roofs, not under "
+        "a GPU's: the catalog has no datasheet peak for it, so its roofs are the run's own best copy "
+        "bandwidth and best matmul per precision (measured ceilings, not a datasheet)."
+    )
+    show(spec, key=f"chart-{key}-cpu-roofline", container=container)
 
 
 def render_roofline(state, container: Any, key: str, verdict: Any = None) -> None:
@@ -156,6 +190,8 @@ def render_roofline(state, container: Any, key: str, verdict: Any = None) -> Non
         measured_points(),
     )
     show(spec, key=f"chart-{key}-roofline", container=container)
+    if not key.startswith("lesson-"):
+        render_cpu_roofline(container, key, values["rf_dtype"])
 
 
 def render_decode_batch(state, container: Any, key: str) -> None:
