@@ -142,17 +142,57 @@ def state_mb(model: str) -> float:
     return _model(model).state_bytes() / 1e6
 
 
+def _within_context(model: str, tokens: float) -> int:
+    """``tokens`` as an int, refused past the model's trained context (``max_position_embeddings``
+    in its config): a lesson never runs a model on sequences it was not trained for."""
+    limit = _model(model).max_positions
+    if limit and int(tokens) > int(limit):
+        raise ValueError(
+            f"{int(tokens):,} tokens is past {model}'s trained context ({int(limit):,} tokens, "
+            "max_position_embeddings): choose a shorter context or a long-context model"
+        )
+    return int(tokens)
+
+
+def max_context(model: str) -> float:
+    """The longest sequence a model was trained for, tokens (``max_position_embeddings``)."""
+    return float(_model(model).max_positions or 0)
+
+
+def sliding_window(model: str) -> float:
+    """Tokens a sliding-window layer keeps (0 if the model has none)."""
+    return float(_model(model).sliding_window or 0)
+
+
+def sliding_layers(model: str) -> float:
+    """How many of the model's layers attend over a sliding window only."""
+    spec = _model(model)
+    return float(len(spec.sliding_layers)) if spec.sliding_window else 0.0
+
+
+def window_tokens(model: str, context: int) -> float:
+    """Tokens a sliding-window layer's cache keeps of a ``context``-token sequence: the window, or
+    the whole context when it is shorter or the model has no window."""
+    window = _model(model).sliding_window
+    return float(min(int(context), window) if window else int(context))
+
+
+def tied_embeddings(model: str) -> float:
+    """1 if the model's output head is its input embedding table (``tie_word_embeddings``), else 0."""
+    return 1.0 if _model(model).tie_word_embeddings else 0.0
+
+
 def naive_kv_cache_gb(model: str, context: int, kv_fmt: str = "bf16") -> float:
     """The 2023 formula, every layer a full-attention layer of the model's main shape:
     2 × layers × KV heads × head_dim × bytes × context, GB."""
     spec = _model(model)
     per_token = 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * mem.kv_bytes_per_value(kv_fmt)
-    return per_token * int(context) / 1e9
+    return per_token * _within_context(model, context) / 1e9
 
 
 def kv_cache_gb(model: str, context: int, batch: int = 1, kv_fmt: str = "bf16") -> float:
     """KV cache of ``batch`` sequences of ``context`` tokens, GB."""
-    return mem.kv_cache_bytes(_model(model), int(context), int(batch), kv_fmt) / 1e9
+    return mem.kv_cache_bytes(_model(model), _within_context(model, context), int(batch), kv_fmt) / 1e9
 
 
 def weights_gb(model: str, fmt: str = "bf16") -> float:
@@ -185,7 +225,7 @@ def _inference(
         weight_fmt=weight_fmt,
         kv_fmt=kv_fmt,
         batch=int(batch),
-        context=int(context),
+        context=_within_context(model, context),
         n_gpus=int(n_gpus),
     )
 
@@ -193,12 +233,12 @@ def _inference(
 def _decode(model: str, gpu: str, batch: int, context: int, weight_fmt: str, kv_fmt: str, n_gpus: int):
     accelerator = _gpu(gpu)
     peak = fit.peak_or_none(accelerator, weight_fmt)
-    return mem.decode_step(
+    return llm_speed.decode_step(
         _model(model),
         bandwidth_bytes_per_s=accelerator.memory_bandwidth_bytes_per_s,
         peak_flops=peak or math.inf,
         batch=int(batch),
-        context_tokens=int(context),
+        context_tokens=_within_context(model, context),
         weight_fmt=weight_fmt,
         kv_fmt=kv_fmt,
         n_gpus=int(n_gpus),
@@ -234,12 +274,14 @@ def decode_compute_ms(
 
 def decode_intensity(model: str, batch: int = 1, context: int = 0, dtype: str = "bf16") -> float:
     """Arithmetic intensity of one decode step of the whole model, FLOP per byte."""
-    return roofline.decode_step_op(_model(model), int(batch), int(context), dtype=dtype).intensity
+    return roofline.decode_step_op(
+        _model(model), int(batch), _within_context(model, context), dtype=dtype
+    ).intensity
 
 
 def decode_intensity_limit(model: str, context: int, kv_fmt: str = "bf16") -> float:
     """The intensity a decode step approaches as the batch grows at this context, FLOP per byte."""
-    return roofline.decode_intensity_limit(_model(model), int(context), kv_fmt)
+    return roofline.decode_intensity_limit(_model(model), _within_context(model, context), kv_fmt)
 
 
 def crossover_batch(model: str, gpu: str = "h100-sxm", dtype: str = "bf16", context: int = 0) -> float:
@@ -250,9 +292,8 @@ def crossover_batch(model: str, gpu: str = "h100-sxm", dtype: str = "bf16", cont
 
 def prefill_ms(model: str, gpu: str = "h100-sxm", tokens: int = 8192, mfu: float = 0.55) -> float:
     """Time to first token for one prompt of ``tokens`` at ``mfu`` of the dense BF16 peak, ms."""
-    return (
-        mem.prefill_time_s(_model(model), int(tokens), peak_flops=_gpu(gpu).peak_flops("bf16"), mfu=mfu) * 1e3
-    )
+    peak = _gpu(gpu).peak_flops("bf16")
+    return llm_speed.prefill_time_s(_model(model), int(tokens), peak_flops=peak, mfu=mfu) * 1e3
 
 
 # ---------------------------------------------------------------------------------- training
@@ -394,7 +435,7 @@ def _placement(family: str, model: str, weight_fmt: str, context: int, usable: f
     spec = _model(model)
     return hierarchy.place_model(
         mem.weight_bytes(spec, weight_fmt),
-        mem.kv_cache_bytes(spec, int(context), 1, "bf16"),
+        mem.kv_cache_bytes(spec, _within_context(model, context), 1, "bf16"),
         hierarchy.family(family).levels,
         usable_fraction=usable,
     )
@@ -797,10 +838,28 @@ def link_usable_gbs(link: str) -> float:
     return found.payload_per_direction_bytes_per_s * parallelism.link_efficiency(found) / 1e9
 
 
-def allreduce_ms(gbytes: float, n_gpus: int, link: str) -> float:
-    """Time of a ring all-reduce of ``gbytes`` GB over ``n_gpus`` on ``link`` at its usable rate, ms."""
+def allreduce_ms(gbytes: float, n_gpus: int, link: str, per_node: int = 1, intra: str = "nvlink-4") -> float:
+    """Time of a ring all-reduce of ``gbytes`` GB over ``n_gpus`` on ``link`` at its usable rate, ms.
+
+    ``per_node`` > 1: the GPUs sit ``per_node`` to a node, ``link`` is the network between nodes
+    with one NIC per GPU, and NCCL's rings leave each node through all ``per_node`` NICs: each NIC
+    carries 1/per_node of a GPU's ring bytes while ``intra`` carries the rest, at the same time
+    (``parallelism.rail_allreduce_rate``). ``per_node`` = 1 sends every byte over ``link``."""
     sent = parallelism.ring_allreduce_bytes_per_gpu(float(gbytes) * 1e9, int(n_gpus))
-    return sent / (link_usable_gbs(link) * 1e9) * 1e3
+    rate = (
+        parallelism.rail_allreduce_rate(
+            link_usable_gbs(intra) * 1e9, link_usable_gbs(link) * 1e9, int(per_node), int(per_node) > 1
+        )
+        if int(per_node) > 1
+        else link_usable_gbs(link) * 1e9
+    )
+    return sent / rate * 1e3
+
+
+def allreduce_nic_gb(gbytes: float, n_gpus: int, per_node: int) -> float:
+    """GB each NIC sends in a ring all-reduce of ``gbytes`` GB over ``n_gpus`` GPUs, ``per_node``
+    to a node with one NIC each: 1/per_node of a GPU's 2(n − 1)/n × S."""
+    return parallelism.ring_allreduce_bytes_per_gpu(float(gbytes), int(n_gpus)) / int(per_node)
 
 
 # ------------------------------------------------------------------ additions for lessons 05, 07, 08
@@ -814,14 +873,25 @@ def _h100_device() -> dict[str, Any]:
     return load_sample(H100_SAMPLE)["device"]
 
 
+H200_SAMPLE = "h200-sxm-141gb.json"  # this project's run on one H200 (measure/samples/)
+
+
+@functools.cache
+def _h200_device() -> dict[str, Any]:
+    from measure.samples import load_sample
+
+    return load_sample(H200_SAMPLE)["device"]
+
+
 def reported_memory_gb(gpu: str, tool: str = "torch") -> float:
-    """Memory the device reports to software, GB (10⁹ bytes), from this project's measured run; only
-    the H100 SXM has one (measure/samples/h100-sxm-80gb.json). ``tool`` "torch" is CUDA's total
-    (``torch.cuda.mem_get_info``, what vLLM's ``gpu_memory_utilization`` multiplies); "nvidia-smi"
-    is NVML's total (81,559 MiB). The label ("80GB") is ``memory_gb``."""
-    if gpu != "h100-sxm":
-        raise ValueError(f"no measured memory total for {gpu!r}; only the H100 sample has one")
-    device = _h100_device()
+    """Memory the device reports to software, GB (10⁹ bytes), from this project's measured runs: the
+    H100 SXM (measure/samples/h100-sxm-80gb.json) and the H200 SXM (h200-sxm-141gb.json). ``tool``
+    "torch" is CUDA's total (``torch.cuda.mem_get_info``, what vLLM's ``gpu_memory_utilization``
+    multiplies); "nvidia-smi" is NVML's total (81,559 MiB on the H100). The label is ``memory_gb``."""
+    devices = {"h100-sxm": _h100_device, "h200-sxm": _h200_device}
+    if gpu not in devices:
+        raise ValueError(f"no measured memory total for {gpu!r}; only the H100 and H200 samples have one")
+    device = devices[gpu]()
     if tool == "torch":
         return device["cuda"]["total_memory_bytes"] / 1e9
     if tool == "nvidia-smi":
@@ -851,7 +921,7 @@ def decode_gflop(model: str, batch: int = 1, context: int = 0) -> float:
 
     The embedding table is only looked up, so it adds no FLOPs: about 2 × the non-embedding
     parameters per sequence, plus attention over the context."""
-    return roofline.decode_step_op(_model(model), int(batch), int(context)).flops / 1e9
+    return roofline.decode_step_op(_model(model), int(batch), _within_context(model, context)).flops / 1e9
 
 
 def decode_step_ms(
@@ -912,6 +982,14 @@ def embedding_table_gb(model: str) -> float:
     return 0.0 if spec.tie_word_embeddings else spec.embedding_table_params() * 2 / 1e9
 
 
+def embedding_and_head_gb(model: str) -> float:
+    """The input embedding table and the output head in BF16, GB: two vocab × hidden matrices, or
+    one when the model ties them (``tie_word_embeddings``). Quantized formats keep these in BF16."""
+    spec = _model(model)
+    tables = 1 if spec.tie_word_embeddings else 2
+    return tables * spec.vocab_size * spec.hidden_size * 2 / 1e9
+
+
 def decode_stream_gb(model: str, context: int = 0, weight_fmt: str = "bf16", batch: int = 1) -> float:
     """Bytes one decode step streams from memory: the weights it reads (not the embedding table,
     output head in 16-bit) plus the KV cache of ``batch`` sequences of ``context`` tokens, GB."""
@@ -920,27 +998,123 @@ def decode_stream_gb(model: str, context: int = 0, weight_fmt: str = "bf16", bat
 
 
 @functools.cache
-def _vllm(model: str, util: float, context: int, gpu: str):
+def _vllm(model: str, util: float, context: int, gpu: str, fmt: str = "bf16"):
     from simulators import engines
 
+    accelerator = _gpu(gpu)
+    total = None if engines.reported_memory_source(accelerator) else reported_memory_gb(gpu) * 1e9
     return engines.vllm_startup(
-        get_model_preset(model).config, gpu, max_model_len=int(context), gpu_memory_utilization=float(util)
+        get_model_preset(model).config,
+        gpu,
+        max_model_len=_within_context(model, context),
+        gpu_memory_utilization=float(util),
+        quantization="fp8" if fmt == "fp8" else None,
+        total_bytes=total,
     )
 
 
 def vllm_term_gib(
-    model: str, term: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm"
+    model: str, term: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm", fmt: str = "bf16"
 ) -> float:
     """One term of vLLM 0.19's start-up ledger for ``model`` served on one ``gpu`` at
     ``gpu_memory_utilization`` = ``util``, GiB (2³⁰ bytes), as vLLM prints it: "total", "requested",
     "weights", "activation", "non_torch", "kv" (Available KV cache memory) or "cuda_graph"."""
-    startup = _vllm(model, float(util), int(context), gpu)
+    startup = _vllm(model, float(util), int(context), gpu, fmt)
     return getattr(startup, f"{term}_bytes") / 2**30
 
 
-def vllm_kv_tokens(model: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm") -> float:
-    """vLLM 0.19's "GPU KV cache size" for ``model`` on one ``gpu`` (``engines.vllm_startup``)."""
-    return float(_vllm(model, float(util), int(context), gpu).kv_tokens)
+def vllm_kv_tokens(
+    model: str, util: float = 0.9, context: int = 8192, gpu: str = "h100-sxm", fmt: str = "bf16"
+) -> float:
+    """vLLM 0.19's "GPU KV cache size" for ``model`` on one ``gpu`` (``engines.vllm_startup``), from
+    the memory the device reports; ``fmt`` "fp8" serves FP8 weights (``--quantization fp8``)."""
+    return float(_vllm(model, float(util), int(context), gpu, fmt).kv_tokens)
+
+
+# ------------------------------------------------------------------ the capstone's design problem
+
+
+def measured_decode_share() -> float:
+    """The share of the bandwidth bound this project's H100 reached in a real decode loop (lesson 11:
+    Llama 3.1 8B, batch 1, 512-token prompt, CUDA Graph): bound time ÷ measured time."""
+    return decode_memory_ms("llama-3.1-8b", "h100-sxm", 1, 512) / h100_decode("step_ms", "cuda_graph")
+
+
+def served_sequences(model: str, gpu: str, fmt: str, context: int, util: float = 0.9) -> float:
+    """Whole sequences of ``context`` tokens vLLM's KV pool holds at once (pool tokens ÷ context)."""
+    return float(vllm_kv_tokens(model, util, context, gpu, fmt) // int(context))
+
+
+def served_tpot_ms(model: str, gpu: str, fmt: str, batch: int, context: int) -> float:
+    """Time per output token each of ``batch`` users sees: the decode step's roofline bound (bytes at
+    the datasheet bandwidth, or FLOPs at the format's peak) divided by the measured share of the
+    bound (``measured_decode_share``), ms."""
+    step = _decode(model, gpu, batch, context, fmt, "bf16", 1)
+    return step.step_time_s * 1e3 / measured_decode_share()
+
+
+def served_ttft_s(model: str, gpu: str, fmt: str, prompt: int, mfu: float = 0.55) -> float:
+    """Time to first token for one ``prompt``-token prompt alone: 2 × parameters × tokens (plus
+    attention) at ``mfu`` of the dense peak of the weights' format (FP8 weights run FP8 matmuls), s."""
+    peak = _gpu(gpu).peak_flops(fmt if fmt == "fp8" else "bf16")
+    return llm_speed.prefill_time_s(_model(model), _within_context(model, prompt), peak_flops=peak, mfu=mfu)
+
+
+def served_usd_per_million(
+    model: str, gpu: str, fmt: str, batch: int, context: int, usd_per_hour: float
+) -> float:
+    """Dollars per million generated tokens: the GPU-hour price over the tokens an hour at
+    ``served_tpot_ms`` with ``batch`` users."""
+    tokens_per_hour = int(batch) / (served_tpot_ms(model, gpu, fmt, batch, context) / 1e3) * 3600
+    return float(usd_per_hour) * 1e6 / tokens_per_hour
+
+
+DESIGNS = (("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("h200-sxm", "bf16"), ("h200-sxm", "fp8"))
+DESIGN_USD_PER_HOUR = {"h100-sxm": 2.49, "h200-sxm": 3.5}  # the capstone's sourced rental prices
+
+
+def design_usd_per_hour(gpu: str) -> float:
+    """The capstone's rental price of one GPU, USD per GPU-hour: H100 SXM 2.49
+    (https://pricegpu.pages.dev/blog/h100-vs-a100-cloud-price), H200 SXM 3.50
+    (https://www.mercatus-ai.com/blog/cloud-gpu-pricing)."""
+    return DESIGN_USD_PER_HOUR[gpu]
+
+
+def cheapest_design(
+    model: str, users: int, context: int, prompt: int, tpot_ms: float, ttft_s: float, budget_usd: float
+) -> float:
+    """Index in ``DESIGNS`` of the cheapest design that meets every target (``design_ok``), -1 if none."""
+    ok = [
+        (served_usd_per_million(model, gpu, fmt, users, context, design_usd_per_hour(gpu)), index)
+        for index, (gpu, fmt) in enumerate(DESIGNS)
+        if design_ok(
+            model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, design_usd_per_hour(gpu), budget_usd
+        )
+    ]
+    return float(min(ok)[1]) if ok else -1.0
+
+
+def design_ok(
+    model: str,
+    gpu: str,
+    fmt: str,
+    users: int,
+    context: int,
+    prompt: int,
+    tpot_ms: float,
+    ttft_s: float,
+    usd_per_hour: float,
+    budget_usd: float,
+) -> float:
+    """1 if a design serves ``users`` sequences of ``context`` tokens within the pool, at most
+    ``tpot_ms`` per token and ``ttft_s`` to the first token, for at most ``budget_usd`` per million
+    tokens; else 0."""
+    return float(
+        served_sequences(model, gpu, fmt, context) >= int(users)
+        and served_tpot_ms(model, gpu, fmt, users, context) <= tpot_ms
+        and served_ttft_s(model, gpu, fmt, prompt) <= ttft_s
+        and served_usd_per_million(model, gpu, fmt, users, context, usd_per_hour) <= budget_usd
+    )
 
 
 FUNCTIONS: dict[str, Callable[..., float]] = {

@@ -18,8 +18,13 @@ functions of ``lessons/functions.py``; fenced blocks add structure:
                                     ```
 
 A choice question has ``options: [{text, feedback}, …]`` and ``answer: <index>``; every wrong
-option needs feedback. A predict question comes before what it predicts: the prose after it in
-the same step and the step's view are shown only once the learner has committed an answer.
+option needs feedback. Where several options are right (a design problem), each may say
+``right: <expression>``: the options it makes true are accepted too, and ``answer`` (the one the
+explanation calls best) must be one of them. A predict question comes before what it predicts:
+the prose after it in the same step and the step's view are shown only once the learner has
+committed an answer.
+A step is drawn as prose, predict question, reveal, view, then its other questions, so no prose
+may follow a choice or number question in the file (it would be shown above it).
 
 Everything is checked at load: unknown pages, views, presets, controls and term ids, expressions
 that fail, a question without explanation, a typed number in an option. ``LessonError`` names the
@@ -323,11 +328,16 @@ def _question_on(
         if not isinstance(item, dict) or not str(item.get("text", "")).strip():
             raise where.error(field, "needs text (and feedback)")
         _check_option_text(str(item["text"]), where, field + ".text")
+        unknown_option = set(item) - {"text", "feedback", "right"}
+        if unknown_option:
+            raise where.error(field, f"unknown field(s) {sorted(unknown_option)}")
+        right = bool(_number(item["right"], where, field + ".right", names)) if "right" in item else False
         options.append(
             Option(
                 text=_render(str(item["text"]), where, field + ".text", names),
                 feedback=_render(str(item.get("feedback") or ""), where, field + ".feedback", names),
                 origin=i,
+                right=right,
             )
         )
     numeric = kind == "number" or (kind == "predict" and not options)
@@ -368,6 +378,10 @@ def _question_on(
     if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
         raise where.error(
             f"question {qid}.answer", f"must be the index of the right option (0–{len(options) - 1})"
+        )
+    if any("right" in item for item in raw_options) and not options[answer].right:
+        raise where.error(
+            f"question {qid}.answer", "the answer must be one of the options its right: accepts"
         )
     for i, option in enumerate(options):
         if i != answer and not option.feedback.strip():
@@ -492,9 +506,23 @@ def _step(title: str, text: str, where: _Where, lesson_id: str = "") -> Step:
     questions: list[Question] = []
     position = 0
     seen_predict = False
+    asked = ""  # the last question that is not a predict question: no prose may follow it
+
+    def no_prose_after_question(prose: str) -> None:
+        # A step is drawn as its prose, its predict question and reveal, its view, then its other
+        # questions: prose written after one of those would appear above it, and may answer it.
+        if asked:
+            first = prose.strip().splitlines()[0][:60]
+            raise where.error(
+                "body",
+                f"prose after question {asked} (“{first}…”) would be shown above it: move it before "
+                "the question, into its explanation, or into the next step",
+            )
+
     for match in _BLOCK.finditer(text):
         prose = text[position : match.start()].strip()
         if prose:
+            no_prose_after_question(prose)
             (reveal_parts if seen_predict else body_parts).append(prose)
         position = match.end()
         try:
@@ -511,9 +539,12 @@ def _step(title: str, text: str, where: _Where, lesson_id: str = "") -> Step:
                 if seen_predict:
                     raise where.error("question", "a step holds at most one predict question")
                 seen_predict = True
+            else:
+                asked = question.id
             questions.append(question)
     tail = text[position:].strip()
     if tail:
+        no_prose_after_question(tail)
         (reveal_parts if seen_predict else body_parts).append(tail)
     if "```" in _BLOCK.sub("", text):
         raise where.error("block", "a fenced block must be ```view or ```question (and closed)")

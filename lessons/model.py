@@ -23,6 +23,7 @@ class Option:
     text: str
     feedback: str = ""
     origin: int = 0  # its position as written: the same misconception in every variant and shuffle
+    right: bool = False  # also accepted (a design question with several right designs, ``right:``)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,11 @@ def grade(question: Question, response: float | int | None) -> bool:
         if not math.isfinite(value):
             return False
         return abs(value - question.answer) <= question.tolerance * abs(question.answer)
-    return isinstance(response, int) and response == question.answer
+    if not isinstance(response, int):
+        return False
+    if response == question.answer:
+        return True
+    return 0 <= response < len(question.options) and question.options[response].right
 
 
 def number_text(value: float, unit: str) -> str:

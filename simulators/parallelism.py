@@ -602,6 +602,40 @@ def process_groups(layout: Layout) -> dict[str, list[list[int]]]:
     }
 
 
+def members_per_node(layout: Layout) -> dict[str, int]:
+    """For TP, DP and PP: the fewest members any group has on one node (all of them if no group
+    crosses a node). A crossing collective's rings leave each node through that many NICs."""
+    g = layout.gpus_per_node
+    found = {}
+    for kind, groups in process_groups(layout).items():
+        counts = [
+            sum(1 for r in group if r // g == node) for group in groups for node in {r // g for r in group}
+        ]
+        found[kind] = min(counts)
+    return found
+
+
+def rail_allreduce_rate(
+    intra_bytes_per_s: float, inter_bytes_per_s: float, members_on_node: int, crosses: bool = True
+) -> float:
+    """Effective rate of a ring collective whose group spans nodes with ``members_on_node`` GPUs on
+    each, one NIC per GPU (rail-optimised nodes), bytes/s of each GPU's ring traffic.
+
+    NCCL splits the buffer over channels and routes each channel's ring out of the node through a
+    different GPU and NIC, so each NIC carries 1/k of a GPU's ring bytes R and NVLink the other
+    (k − 1)/k, at the same time: time = max(R/k ÷ NIC rate, R(k − 1)/k ÷ NVLink rate)
+    (NCCL's rings over NICs, ``NCCL_IB_HCA`` listing every HCA; nccl-tests doc/PERFORMANCE.md:
+    busbw "should reflect the speed of the hardware bottleneck"). With k = 1 (one member per
+    node, or a node with one NIC) every byte crosses the NIC. A group inside one node: NVLink.
+    """
+    if not crosses:
+        return intra_bytes_per_s
+    k = max(1, int(members_on_node))
+    if k == 1:
+        return inter_bytes_per_s
+    return min(k * inter_bytes_per_s, intra_bytes_per_s * k / (k - 1))
+
+
 def groups_cross_nodes(layout: Layout) -> dict[str, bool]:
     """For TP, DP and PP: does any group have members on two nodes?"""
     g = layout.gpus_per_node
@@ -896,8 +930,10 @@ def communication_per_step(
 ) -> list[CommTerm]:
     """Bytes and time of each kind of traffic in one optimizer step, per GPU.
 
-    A group whose GPUs share a node uses ``intra_node_link`` (NVLink or PCIe); one that spans
-    nodes is limited by ``inter_node_link``, one network port per GPU (rail-optimised nodes).
+    A group whose GPUs share a node uses ``intra_node_link`` (NVLink or PCIe); a collective whose
+    group spans nodes runs its rings over one network port per member on each node (rail-optimised
+    nodes, ``rail_allreduce_rate``): with k members per node each port carries 1/k of the bytes,
+    so only a group with one member per node sends everything through ``inter_node_link``.
     Time = bytes / (one-way rate × efficiency), efficiency from ``link_efficiency`` unless given.
     Each term is taken on the pipeline stage where it is largest.
 
@@ -922,10 +958,19 @@ def communication_per_step(
     if efficiency is not None and not 0 < efficiency <= 1:
         raise ValueError(f"efficiency must be in (0, 1], got {efficiency!r}")
 
+    per_node = members_per_node(layout)
+
     def link_for(kind: str) -> tuple[Interconnect, float]:
         link = inter if crosses[kind] else intra
-        eff = efficiency if efficiency is not None else link_efficiency(link)
-        return link, link.payload_per_direction_bytes_per_s * eff
+
+        def rate(found: Interconnect) -> float:
+            eff = efficiency if efficiency is not None else link_efficiency(found)
+            return found.payload_per_direction_bytes_per_s * eff
+
+        if kind == "pp" or not crosses[kind]:
+            return link, rate(link)
+        # a collective across nodes: its rings leave each node through one NIC per member there
+        return link, rail_allreduce_rate(rate(intra), rate(inter), per_node[kind])
 
     h, s, b, m = spec.hidden_size, layout.seq, layout.micro_batch, layout.num_microbatches
     t, d, p = layout.tp, layout.dp, layout.pp

@@ -40,3 +40,51 @@ def test_lesson_11_quotes_the_sample_not_typed_numbers():
     for typed in ("3,051 GB/s", "795 TFLOP/s", "50.8 ms", "8.19 ms", "7.5 µs", "628 tokens"):
         assert typed not in text, typed
     assert text.count("h100_decode(") >= 10 and "h100_bandwidth_gbs(" in text
+
+
+def test_a_two_server_all_reduce_spreads_over_every_nic():
+    """Review 2026-11 N1: 16 H100s in two servers of 8, one NDR port per GPU. Each of the 8 ports
+    carries 1/8 of a GPU's 30.1 GB (30.1 ÷ 8 ÷ 40 GB/s = 94 ms) while NVLink carries the other 7/8
+    at the same time; nccl-tests on such nodes reach a bus bandwidth of 400-450 GB/s
+    (https://saturncloud.io/blog/crusoe-nccl-cluster-validation), 67-75 ms for the same bytes."""
+    gradients_gb = f.weights_gb("llama-3-8b")
+    ring_gb = gradients_gb * f.allreduce_factor(16)
+    rail = f.allreduce_ms(gradients_gb, 16, "ib-ndr-4x", 8)
+    assert rail == pytest.approx(ring_gb / 8 / 40 * 1e3, rel=1e-6)
+    assert ring_gb / 450 * 1e3 < rail < 1.5 * ring_gb / 400 * 1e3
+    assert f.allreduce_ms(gradients_gb, 16, "ib-ndr-4x") == pytest.approx(8 * rail, rel=1e-6)
+
+
+def test_the_parallelism_page_uses_the_same_rail_model():
+    """Data parallel over 2 nodes of 8: the page's gradient-reduction time is the lesson's."""
+    page = f.par_comm_s("llama-3-8b", "dp", 2, 8, 1, 1, 16)
+    assert page * 1e3 == pytest.approx(
+        f.allreduce_ms(f.weights_gb("llama-3-8b"), 16, "ib-ndr-4x", 8), rel=1e-3
+    )
+
+
+def test_a_lesson_cannot_run_a_model_past_its_trained_context():
+    """Llama 2: 4,096 tokens, Llama 3: 8,192, Llama 3.1: 131,072 (max_position_embeddings)."""
+    assert [f.max_context(m) for m in ("llama-2-7b", "llama-3-8b", "llama-3.1-8b")] == [4096, 8192, 131072]
+    for call in (
+        lambda: f.kv_cache_gb("llama-2-7b", 8192),
+        lambda: f.decode_tok_s("llama-3-8b", "h100-sxm", 1, 16384),
+        lambda: f.inference_gb("llama-3-70b", "h200-sxm", "fp8", "fp8", 1, 32768),
+    ):
+        with pytest.raises(ValueError, match="trained context"):
+            call()
+
+
+def test_the_capstone_pool_comes_from_the_reported_memory():
+    """The capstone sizes the batch from vLLM's pool (the H100 and H200 samples' reported totals),
+    and its TPOT divides the bound by lesson 11's measured share (8.19 ms against the bound)."""
+    assert f.reported_memory_gb("h200-sxm") == pytest.approx(150.11, abs=0.01)  # torch total_memory
+    tokens = f.vllm_kv_tokens("llama-3.1-8b", 0.9, 8192, "h100-sxm")
+    assert f.served_sequences("llama-3.1-8b", "h100-sxm", "bf16", 8192) == tokens // 8192
+    assert f.measured_decode_share() == pytest.approx(
+        f.decode_memory_ms("llama-3.1-8b", "h100-sxm", 1, 512) / 8.19, rel=2e-3
+    )
+    bound = f.decode_memory_ms("llama-3.1-8b", "h200-sxm", 56, 8192, "fp8")
+    assert f.served_tpot_ms("llama-3.1-8b", "h200-sxm", "fp8", 56, 8192) == pytest.approx(
+        bound / f.measured_decode_share()
+    )

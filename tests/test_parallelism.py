@@ -229,12 +229,17 @@ def test_tp_inside_a_node_uses_nvlink_and_across_nodes_the_network():
     assert (inside.link_id, spanning.link_id) == ("nvlink-4", "ib-ndr-4x")
 
 
-def test_tp_across_nodes_is_slower_by_the_link_speed_ratio():
-    """Same bytes per layer, time scales with 1 / (one-way rate × efficiency) of the link used."""
+def test_tp_across_nodes_runs_its_rings_over_every_nic():
+    """TP 16 over two 8-GPU nodes: each node's 8 members leave through 8 NICs (one per GPU), so a
+    GPU's ring bytes move at min(8 × one port, NVLink × 8/7), both at the same efficiency
+    (``rail_allreduce_rate``), not at one port's rate."""
     layout = Layout(dp=1, tp=16, pp=4, nodes=8, gpus_per_node=8, num_microbatches=16, seq=4096)
     net = {t.key: t for t in communication_per_step(LLAMA_3_70B, layout)}["tp"]
     ib = get_interconnect("ib-ndr-4x")
-    assert net.time_s == pytest.approx(net.bytes_per_gpu / (ib.per_direction_bytes_per_s * 0.8))
+    nvlink = get_interconnect("nvlink-4")
+    rate = min(8 * ib.per_direction_bytes_per_s, nvlink.per_direction_bytes_per_s * 8 / 7) * 0.8
+    assert net.time_s == pytest.approx(net.bytes_per_gpu / rate)
+    assert net.time_s < net.bytes_per_gpu / (ib.per_direction_bytes_per_s * 0.8) / 4
 
 
 def test_tp_over_the_network_is_many_times_slower_than_over_nvlink():

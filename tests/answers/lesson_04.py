@@ -47,10 +47,9 @@ def _vllm_available(model: str, util: float) -> float:
 ANSWERS: dict[str, Callable[..., float]] = {
     # 04 sizing-vram
     "sizing-vram/kv-per-token": lambda model: _kv_per_token(model) / 1024,
-    "sizing-vram/llama2-long-batch": lambda model, batch: _kv_per_token(model) * 32768 * batch / 1e9,
+    "sizing-vram/llama2-long-batch": lambda model, batch: _kv_per_token(model) * 4096 * batch / 1e9,
     "sizing-vram/total-llama3-8b": lambda model, context: _total(model, context=context) / 1e9,
     "sizing-vram/reported-capacity": lambda: _reported("nvidia-smi") / 1e9,
-    "sizing-vram/estimate-in-gib": lambda model, fmt: _total(model, fmt) / 2**30,
     # GPU KV cache size from the figures the prompt gives (the ledger's terms, vLLM's own
     # arithmetic: request − weights − activation − non-torch, in blocks of 16 tokens)
     "sizing-vram/vllm-kv-tokens": lambda model, util: (

@@ -43,10 +43,22 @@ ANSWERS: dict[str, Callable[..., float]] = {
     ),
     # Idle share of the whole step, (p − 1)/(m + p − 1) (GPipe; Narayanan et al. 2021 §2.2.1).
     "many-gpus/bubble-p8-m32": lambda p, m: (p - 1) / (m + p - 1) * 100,
-    # A replica serves one user: its token time is one GPU's memory-bound step, whatever n is.
-    "many-gpus/replicas-token-ms": lambda model, n: _decode_memory_s(model, 1, 4096) * 1e3,
     # Ideal tensor parallelism: each of tp GPUs streams 1/tp of the bytes at once.
     "many-gpus/tp-serve-ms": lambda model, tp: _decode_memory_s(model, tp, 4096) * 1e3,
+    # Rail-optimised servers of 8: each of the 8 NICs carries 1/8 of a GPU's ring bytes, NVLink the
+    # other 7/8 at the same time; the slower leg sets the time (NCCL's channels over every HCA).
+    "many-gpus/allreduce-nodes": lambda model, n: (
+        max(
+            parallelism.ring_allreduce_bytes_per_gpu(_bf16_gradients(model), n)
+            / 8
+            / _usable_rate("ib-ndr-4x"),
+            parallelism.ring_allreduce_bytes_per_gpu(_bf16_gradients(model), n)
+            * 7
+            / 8
+            / _usable_rate("nvlink-4"),
+        )
+        * 1e3
+    ),
     "many-gpus/allreduce-time": lambda model, n, link: (
         parallelism.ring_allreduce_bytes_per_gpu(_bf16_gradients(model), n) / _usable_rate(link) * 1e3
     ),
