@@ -17,23 +17,21 @@ from content import load_page
 from content.schema import params_for
 from measure import lock, views
 from measure.env import HOSTED_NOTICE, is_hosted
+from measure.last_run import load_last_run, save_last_run
 from measure.results import load_results
 from ui.chart import show
 from ui.controls import plain, prose
 from ui.layout import notice_box, simulator_layout
-from ui.measured import RESULTS_KEY, current_results
+from ui.measured import OWN_KEY, RESULTS_ID_KEY, RESULTS_NAME_KEY, current_results, use_results
 from ui.state import PageState
 from ui.views import your_hardware as view
 from ui.views.common import as_spec
 
 MAX_UPLOAD_BYTES = 5 * 2**20
-RESULTS_NAME_KEY = "measure_results_name"  # where the results in session came from, in words
-RESULTS_ID_KEY = "measure_results_id"  # a unique id of that document: its built charts are cached under it
-OWN_KEY = "measure_own_results"  # the reader's own run or upload, kept apart from the samples
 
 page = load_page("your_hardware")
 state = PageState(params_for("your-hardware"), page.meta.get("presets", []))
-layout = simulator_layout(page, state, advanced_label="About these measurements")
+layout = simulator_layout(page, state, advanced_label="About these measurements", answer_first=False)
 with layout.controls:
     section = state.widget("hw_section", widget="segmented", label="Section")
     if section == "results":
@@ -41,6 +39,8 @@ with layout.controls:
         source = state.widget("hw_source", container=row[0])
         if source == "sample":
             state.widget("hw_sample", container=row[1])
+    if section == "browser":
+        state.widget("hw_quick")
     if section == "run":
         row = st.columns([1, 1, 3])
         device = row[0].text_input("Device", "auto", key="hw_device", help="auto, cpu, cuda, cuda:1 or mps")
@@ -65,10 +65,22 @@ def install_box() -> None:
     st.info(page.section("install-hosted" if is_hosted() else "install-local"), icon=":material/download:")
 
 
-def use_results(document: dict, name: str, unique_id: str) -> None:
-    st.session_state[RESULTS_KEY] = document
-    st.session_state[RESULTS_NAME_KEY] = name
-    st.session_state[RESULTS_ID_KEY] = unique_id
+def torch_installed() -> bool:
+    """Whether torch can be imported here (found on the path, not imported)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+def last_run_as_own() -> tuple | None:
+    """The last finished run on this server (it survives a reload) as this session's own results."""
+    document = load_last_run()
+    if document is None:
+        return None
+    created = str(document.get("created_utc", ""))
+    own = (document, f"the last run on this server ({created[:16].replace('T', ' ')} UTC)", f"run:{created}")
+    st.session_state[OWN_KEY] = own
+    return own
 
 
 if section == "results":
@@ -90,6 +102,8 @@ if section == "results":
                 else:
                     try:
                         document = json.loads(load_results(uploaded.getvalue()).to_json())
+                        if view.is_browser_document(document):  # measured in a browser: keep its GPU
+                            document = view.finalize_upload(document, uploaded.file_id)
                         st.session_state[OWN_KEY] = (
                             document,
                             f"your file {plain(uploaded.name, 80)}",
@@ -103,12 +117,20 @@ if section == "results":
             error = st.session_state.get("hw_upload_error")
             if error:
                 st.error(error)
-            own = st.session_state.get(OWN_KEY)
+            own = st.session_state.get(OWN_KEY) or last_run_as_own()
             if own is not None:
                 use_results(*own)
             else:
-                st.info("No results of your own yet: run the workloads here, or upload a file.")
-                install_box()
+                if torch_installed():  # say what to do next, not "install torch" once more
+                    st.info(
+                        "No results of your own yet. PyTorch is installed here: open **Run** above to "
+                        "measure this computer, or upload a file from "
+                        "`python -m measure --quick --json my-results.json`.",
+                        icon=":material/speed:",
+                    )
+                else:
+                    st.info("No results of your own yet: run the workloads here, or upload a file.")
+                    install_box()
     results = current_results()
     shown_name = st.session_state.get(RESULTS_NAME_KEY, "")
     if results is not None and (state["hw_source"] == "sample" or st.session_state.get(OWN_KEY)):
@@ -135,6 +157,15 @@ if section == "results":
                 if not s.get("ok"):
                     st.caption(f"{plain(s.get('workload'))}: {plain(s.get('message'), 400)}")
     notice_box(page.section("notice"), layout.notice)
+
+elif section == "browser":
+    with layout.main:
+        prose(page.section("browser"))
+    view.render_browser(state, layout.main, "hw")
+    with layout.more:
+        st.header("What a browser measurement cannot see", divider="gray")
+        prose(page.section("browser-limits"))
+    notice_box(page.section("browser-notice"), layout.notice)
 
 elif section == "detect":
     with layout.main:
@@ -235,7 +266,11 @@ elif section == "run":
                 )
                 st.session_state[OWN_KEY] = own
                 use_results(*own)
-                st.success(f"{len(outcome.records)} results. Open **Results** (your own) to see them.")
+                kept = save_last_run(document)  # a reload starts a new session: the run is read back
+                st.success(
+                    f"{len(outcome.records)} results. Open **Results** (your own) to see them."
+                    + (" They are kept on this server and survive a reload of the page." if kept else "")
+                )
                 for s in outcome.statuses:
                     if not s.get("ok"):
                         st.info(f"{s['workload']}: {s['message']}")

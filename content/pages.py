@@ -114,7 +114,7 @@ PAGES: tuple[PageInfo, ...] = (
         url_path="your-hardware",
         section="Measure",
         blurb="Measure bandwidth, matmul, launch overhead and all-reduce here, beside the predictions.",
-        views=("sample",),
+        views=("sample", "browser"),
     ),
 )
 

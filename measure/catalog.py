@@ -160,10 +160,12 @@ def datasheet_ratios(records: Iterable[Any], row: Mapping[str, Any]) -> list[dic
 
     Memory: the best bandwidth among points whose working set is outside the caches
     (cache_hint "DRAM" or "HBM"/"device memory") against `memory_bw_gbps` (decimal GB/s).
-    Matmul: the best median TFLOP/s per dtype against the dense column in DTYPE_COLUMN.
+    Matmul: the best median TFLOP/s per dtype against the dense column in DTYPE_COLUMN. An FP32
+    FMA chain (the browser suite's "compute" record): against the vector FP32 column.
     Returns dicts {"quantity", "measured", "datasheet", "unit", "ratio"}.
     """
     best_bw: float | None = None
+    best_fma: float | None = None
     best_tflops: dict[str, float] = {}
     for record in records:
         data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
@@ -172,6 +174,9 @@ def datasheet_ratios(records: Iterable[Any], row: Mapping[str, Any]) -> list[dic
         elif data.get("kind") == "matmul":
             key = data.get("math") if data.get("math") == "tf32" else data.get("dtype")
             best_tflops[str(key)] = max(best_tflops.get(str(key), 0.0), float(data["tflops"]))
+        elif data.get("kind") == "compute" and data.get("dtype") == "float32":
+            # An FMA chain runs on the vector units: the datasheet's (non-tensor) FP32 figure.
+            best_fma = max(best_fma or 0.0, float(data["tflops"]))
     out = []
     sheet_bw = _number(row.get("memory_bw_gbps"))
     if best_bw and sheet_bw:
@@ -182,6 +187,17 @@ def datasheet_ratios(records: Iterable[Any], row: Mapping[str, Any]) -> list[dic
                 "datasheet": sheet_bw,
                 "unit": "GB/s",
                 "ratio": best_bw / sheet_bw,
+            }
+        )
+    sheet_fp32 = _number(row.get("fp32_tflops"))
+    if best_fma and sheet_fp32:
+        out.append(
+            {
+                "quantity": "FMA chain float32",
+                "measured": best_fma,
+                "datasheet": sheet_fp32,
+                "unit": "TFLOP/s",
+                "ratio": best_fma / sheet_fp32,
             }
         )
     for dtype, measured in sorted(best_tflops.items()):

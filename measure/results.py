@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 SCHEMA_VERSION = 1
 TOOL = "gpu-field-guide measure"
+WEBGPU_TOOL = "gpu-field-guide webgpu"  # the browser suite (ui/webgpu.js)
 MAX_FILE_BYTES = 5 * 1024**2
 MAX_RECORDS = 20_000
 
@@ -116,6 +117,25 @@ class MatmulRecord(TimedRecord):
     best_tflops: float
     shape: str = "square"
     math: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputeRecord(TimedRecord):
+    """Arithmetic throughput of a kernel that does little but arithmetic. `op` "fma_chain": each
+    thread runs independent chains of fused multiply-adds (2 FLOP per lane per fma), so the vector
+    units, not memory, set the time. `flops` per operation; `bytes` the bytes it writes, so
+    `intensity_flop_per_byte` (flops / bytes) places it far right on a roofline. Written by the
+    browser suite (ui/webgpu.js, source "webgpu")."""
+
+    kind: ClassVar[str] = "compute"
+    op: str
+    dtype: str
+    flops: int
+    tflops: float
+    flops_per_s: float
+    best_tflops: float
+    bytes: int = 0
+    intensity_flop_per_byte: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,6 +296,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
     for cls in (
         BandwidthRecord,
         MatmulRecord,
+        ComputeRecord,
         CopyRecord,
         LaunchRecord,
         QuantizationRecord,
@@ -316,6 +337,7 @@ class Results:
     hosted: bool | None = None
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    tool: str = TOOL
 
     def by_kind(self, kind: str) -> list[Record]:
         return [r for r in self.records if record_kind(r) == kind]
@@ -323,7 +345,7 @@ class Results:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "schema": self.schema,
-            "tool": TOOL,
+            "tool": self.tool,
             "created_utc": self.created_utc,
             "quick": self.quick,
             "hosted": self.hosted,
@@ -389,6 +411,12 @@ _REQUIRED: dict[str, dict[str, dict[str, Any]]] = {
         "m": {"lo": 1, "hi": MAX_DIM, "integer": True},
         "n": {"lo": 1, "hi": MAX_DIM, "integer": True},
         "k": {"lo": 1, "hi": MAX_DIM, "integer": True},
+        "tflops": {"lo": 0.0, "hi": MAX_TFLOPS},
+    },
+    "compute": {
+        "op": {"str": None},
+        "dtype": {"str": None},
+        "flops": {"lo": 1, "hi": MAX_BYTES * 1024, "integer": True},
         "tflops": {"lo": 0.0, "hi": MAX_TFLOPS},
     },
     "allreduce": {
@@ -513,6 +541,9 @@ def _derive_missing(kind: str, data: dict[str, Any]) -> None:
         data.setdefault("flops", 2 * m * n * k)
         data.setdefault("flops_per_s", data["tflops"] * 1e12)
         data.setdefault("best_tflops", data["tflops"])
+    elif kind == "compute":
+        data.setdefault("flops_per_s", data["tflops"] * 1e12)
+        data.setdefault("best_tflops", data["tflops"])
     elif kind == "allreduce":
         data.setdefault("algbw_bytes_per_s", data["algbw_gb_per_s"] * 1e9)
         data.setdefault("busbw_bytes_per_s", data["busbw_gb_per_s"] * 1e9)
@@ -565,6 +596,10 @@ def load_results(data: bytes | str) -> Results:
     if len(results) > MAX_RECORDS:
         raise ValueError(f"Too many results: {len(results):,} (the limit is {MAX_RECORDS:,}).")
     records = tuple(_validate_record(i, r) for i, r in enumerate(results))
+    if _from_browser(doc):
+        from measure.webgpu import check_document
+
+        check_document(doc)
     statuses = doc.get("statuses", [])
     if not isinstance(statuses, list) or not all(isinstance(s, dict) for s in statuses):
         raise ValueError("'statuses' must be a list of objects.")
@@ -583,7 +618,16 @@ def load_results(data: bytes | str) -> Results:
         hosted=doc.get("hosted"),
         schema=schema,
         extra={k: v for k, v in doc.items() if k not in _TOP_LEVEL},
+        tool=WEBGPU_TOOL if doc.get("tool") == WEBGPU_TOOL else TOOL,
     )
+
+
+def _from_browser(doc: dict[str, Any]) -> bool:
+    """True when a document says it was measured in a browser (ui/webgpu.js): such a file gets the
+    stricter checks of measure.webgpu.check_document (every kernel verified, rates that follow from
+    their times)."""
+    device = doc.get("device") or {}
+    return "webgpu" in (device.get("source"), device.get("type")) or doc.get("tool") == WEBGPU_TOOL
 
 
 def _reject_constant(name: str) -> None:

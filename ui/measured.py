@@ -18,12 +18,29 @@ from simulators.hierarchy import MeasuredPoint as LadderPoint
 from simulators.roofline import TORCH_DTYPES, MeasuredPoint
 
 RESULTS_KEY = "measure_results"
+RESULTS_NAME_KEY = "measure_results_name"  # where the results in session came from, in words
+RESULTS_ID_KEY = "measure_results_id"  # a unique id of that document: its built charts are cached under it
+OWN_KEY = "measure_own_results"  # the reader's own run, upload or browser measurement, apart from samples
 
 
 def current_results() -> dict[str, Any] | None:
     """The measurement document in this session, or None."""
     results = st.session_state.get(RESULTS_KEY)
     return results if isinstance(results, dict) else None
+
+
+def use_results(document: dict[str, Any], name: str, unique_id: str) -> None:
+    """Make ``document`` the results every page draws in this session; ``name`` says where it came
+    from (in words), ``unique_id`` names this exact document (its charts are cached under it)."""
+    st.session_state[RESULTS_KEY] = document
+    st.session_state[RESULTS_NAME_KEY] = name
+    st.session_state[RESULTS_ID_KEY] = unique_id
+
+
+def keep_own(document: dict[str, Any], name: str, unique_id: str) -> None:
+    """Keep ``document`` as the reader's own results (Results → Your own results) and show it."""
+    st.session_state[OWN_KEY] = (document, name, unique_id)
+    use_results(document, name, unique_id)
 
 
 @st.cache_resource(show_spinner=False)
@@ -42,19 +59,23 @@ def safe_text(value: object, limit: int = 80) -> str:
 
 
 def measured_roofline_points(results: dict[str, Any] | None = None) -> list[MeasuredPoint]:
-    """Matmul records as roofline points: intensity from their shape, achieved FLOP/s measured."""
+    """Matmul records (and the browser suite's FMA-chain "compute" records) as roofline points:
+    intensity from their shape (FLOPs ÷ bytes moved), achieved FLOP/s measured."""
     results = results if results is not None else current_results()
     if not results:
         return []
     device = safe_text(results.get("device", {}).get("name", "your device"))
     points = []
     for record in results.get("results", []):
-        if record.get("kind") != "matmul":
+        if record.get("kind") not in ("matmul", "compute"):
             continue
         intensity = record.get("intensity_flop_per_byte")
         achieved = record.get("flops_per_s") or record.get("tflops", 0) * 1e12
         if intensity and achieved:
-            shape = f"{record.get('m')}×{record.get('n')}×{record.get('k')}"
+            if record["kind"] == "compute":  # the browser suite's FMA chain: the vector-unit roof
+                shape = "FMA chain" if record.get("op") == "fma_chain" else str(record.get("op"))
+            else:
+                shape = f"{record.get('m')}×{record.get('n')}×{record.get('k')}"
             name = f"{device}: {safe_text(record.get('dtype'), 12)} {safe_text(shape, 40)}"
             dtype = TORCH_DTYPES.get(str(record.get("dtype") or "").removeprefix("torch."), "")
             points.append(
