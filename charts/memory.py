@@ -180,7 +180,7 @@ def decode_time_figure(memory_time_s: float, compute_time_s: float, *, label: st
     """Time per decode step to stream the bytes from memory vs to do the FLOPs, as two bars.
 
     ``memory_time_s`` = bytes read per step ÷ memory bandwidth and ``compute_time_s`` = FLOPs
-    per step ÷ dense peak (``llm_memory.decode_step``); the step takes the longer of the two
+    per step ÷ dense peak (``llm_speed.decode_step``); the step takes the longer of the two
     (the roofline bound). Both bars share one linear time axis, so a compute bar hundreds of times
     shorter than the memory bar is drawn that much shorter; each bar prints its time with units.
     The title says which one sets the pace and by what factor. ``label`` (model, GPU, batch) goes
