@@ -4,12 +4,15 @@
     python -m bench.live_class --setup pg-2 --students 100        # nginx → 2 replicas → PostgreSQL
 
 Each student is a Streamlit websocket session, as a browser tab is (``bench.concurrency``'s
-handshake): it opens ``class?room=CODE&me=ID``, answers the Live class page's fragment polls
-(``auto_rerun``: every 2 s, as the browser does), and votes by submitting the ballot form (the
-radio's value and the Vote button's trigger) at a random moment of a 10 s window; one in five
-then changes its vote. The lecturer's host view is a session too; the bench reads the "Voted"
-count from every redraw it receives. The lecturer's buttons are pressed through the store (the
-host token's owner), so the students' side is what is measured.
+handshake), and does what the page's browser component (``ui/browser.py``) does: it opens
+``class?room=CODE``, answers the page's ``hello`` with its own voter id (the id a phone keeps in
+its storage), answers the fragment polls (``auto_rerun``: every 2 s, as the browser does), and
+votes by sending the ballot component's ``vote`` trigger (the ballot, with an id per press) at a
+random moment of a 10 s window; one in five then changes its vote. A vote the page reports as
+waiting (the database not answering) is sent again every 4 s, as the phone does. The lecturer's
+view is a session too, whose hello carries the room's lecturer credential; the bench reads the
+"Voted" count from every redraw it receives. The lecturer's buttons are pressed through the store
+(the credential's owner), so the students' side is what is measured.
 
 Printed: votes counted against voters in each round (0 lost, 0 doubled: exactly one row per
 student and round), how far behind the last completed vote the lecturer's tally is (p95), and the
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import secrets
@@ -40,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.concurrency import StreamlitSession, percentile, start_server  # noqa: E402
 
 PAGE = "class"
+COMPONENT = "gfg_class_browser"  # ui/browser.py's component for the class page
 WINDOW_S = 10.0
 CHANGE_SHARE = 0.2
 
@@ -51,6 +56,9 @@ class Tab:
     session: StreamlitSession
     query: str
     widgets: dict[str, object] = field(default_factory=dict)  # label -> widget proto
+    # the page's browser component per mount ("link", "ballot", "live"): (id, fragment, data)
+    components: dict[str, tuple[str, str, dict]] = field(default_factory=dict)
+    outcomes: dict[str, str] = field(default_factory=dict)  # ballot id -> what the page said
     voted_log: list[tuple[float, int]] = field(default_factory=list)  # (time, N of "N of M")
     latencies: list[tuple[str, float]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -58,6 +66,8 @@ class Tab:
     _finished: asyncio.Queue = field(default_factory=asyncio.Queue)
     _pollers: dict[str, asyncio.Task] = field(default_factory=dict)
     _closed: bool = False
+    voter: str = ""
+    pending: dict = field(default_factory=dict)
 
     async def reader(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -78,6 +88,17 @@ class Tab:
                 if which in ("radio", "button", "number_input"):
                     widget = getattr(element, which)
                     self.widgets[widget.label] = widget
+                elif (
+                    which == "bidi_component" and element.bidi_component.component_name == "gfg_class_browser"
+                ):
+                    data = json.loads(element.bidi_component.json or "{}")
+                    self.components[data.get("mode", "")] = (
+                        element.bidi_component.id,
+                        msg.delta.fragment_id,
+                        data,
+                    )
+                    for outcome in data.get("outcomes") or ():
+                        self.outcomes[outcome["id"]] = outcome["status"]
                 elif which == "metric" and element.metric.label == "Voted":
                     with contextlib.suppress(ValueError, IndexError):
                         self.voted_log.append((time.monotonic(), int(element.metric.body.split(" of ")[0])))
@@ -139,44 +160,87 @@ class Tab:
             await asyncio.wait_for(self.session.close(), 5)
 
 
-async def open_tab(base_url: str, query: str) -> tuple[Tab, asyncio.Task]:
+def trigger(component_id: str, event: str, value: object) -> list:
+    """The widget states a browser sends for a component's ``setTriggerValue(event, value)``: the
+    component's (empty) state and Streamlit's trigger aggregator for a components.v2 instance."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    payload = json.dumps([{"event": event, "value": value}])
+    return [
+        WidgetState(id=component_id, json_value="{}"),
+        WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{component_id}__events", json_trigger_value=payload),
+    ]
+
+
+async def open_tab(
+    base_url: str, query: str, voter: str, host: str | None = None
+) -> tuple[Tab, asyncio.Task]:
+    """A tab on the page, after its hello: this device's voter id (and lecturer credential)."""
     session = await StreamlitSession.connect(base_url)
     tab = Tab(session, query)
+    tab.voter = voter
     reader = asyncio.create_task(tab.reader())
     await tab.run("load")
+    link = tab.components.get("link")
+    if link is None:
+        tab.errors.append("no browser link on the page")
+        return tab, reader
+    hello = {"voter": voter, "host": host, "link": None, "pending": []}
+    await tab.run("hello", widget_states=trigger(link[0], "hello", hello))
     return tab, reader
 
 
-def ballot(tab: Tab, choice: int):
-    """The widget states of a submitted ballot: the radio's option and the Vote trigger."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetState
+async def send_vote(tab: Tab) -> None:
+    found = tab.components["ballot"]
+    await tab.run("vote", widget_states=trigger(found[0], "vote", [tab.pending]), fragment_id=found[1])
 
-    radio, button = tab.widgets.get("Your answer"), tab.widgets.get("Vote")
-    if radio is None or button is None:
+
+async def vote(tab: Tab, choice: int) -> str | None:
+    """Press Vote on the ballot the page shows (the component's ``vote`` trigger, run in its
+    fragment, as the browser sends it); the press's id, or None when no ballot is open."""
+    found = tab.components.get("ballot")
+    spec = found[2].get("ballot") if found else None
+    if not spec:
         return None
-    picked = WidgetState(id=radio.id, string_value=radio.options[choice % len(radio.options)])
-    return [picked, WidgetState(id=button.id, trigger_value=True)]
+    tab.pending = {
+        "id": secrets.token_urlsafe(9),
+        "code": spec["code"],
+        "question": spec["question"],
+        "variant": spec["variant"],
+        "round": spec["round"],
+        "answer": str(choice % len(spec["options"])),
+        "confidence": None,
+    }
+    await send_vote(tab)
+    return tab.pending["id"]
 
 
 async def student(tab: Tab, rng: random.Random, go: asyncio.Event, options: int, done: list[float]) -> None:
     await go.wait()
     await asyncio.sleep(rng.uniform(0, WINDOW_S))
     for attempt in range(2 if rng.random() < CHANGE_SHARE else 1):
-        states = ballot(tab, rng.randrange(options))
-        if states is None:
+        pressed = await vote(tab, rng.randrange(options))
+        if pressed is None:
             tab.errors.append("no ballot on the page")
             return
-        await tab.run("vote", widget_states=states)
+        for _ in range(15):  # kept on the phone while the page says "waiting": sent again
+            if tab.outcomes.get(pressed, "waiting") != "waiting":
+                break
+            await asyncio.sleep(4)
+            await send_vote(tab)
+        if tab.outcomes.get(pressed) != "counted":
+            tab.errors.append(f"vote {tab.outcomes.get(pressed, 'unanswered')}")
         if attempt == 0:
             done.append(time.monotonic())
         await asyncio.sleep(rng.uniform(0.5, 2))
 
 
-async def wait_for_new_ballot(tab: Tab, old_id: str, timeout_s: float = 15) -> bool:
+async def wait_for_new_ballot(tab: Tab, round_number: int, timeout_s: float = 15) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        button = tab.widgets.get("Vote")
-        if button is not None and button.id != old_id:
+        found = tab.components.get("ballot")
+        spec = found[2].get("ballot") if found else None
+        if spec and spec["round"] == round_number:
             return True
         await asyncio.sleep(0.2)
     return False
@@ -205,12 +269,14 @@ async def run_class(
     )
     room = store.create_room(lesson)
     options = len(course.question(room.lesson_id, room.question_id).options)
-    lecturer, lecturer_reader = await open_tab(base_url, f"room={room.code}&host={room.host_token}")
+    lecturer, lecturer_reader = await open_tab(
+        base_url, f"room={room.code}", secrets.token_urlsafe(16), host=room.host_token
+    )
     rng = random.Random(seed)
     tabs: list[Tab] = []
     readers = []
-    for i in range(students):  # students arrive over a few seconds, as a class does
-        tab, reader = await open_tab(base_url, f"room={room.code}&me=s{i}-{secrets.token_hex(3)}")
+    for _ in range(students):  # students arrive over a few seconds, as a class does
+        tab, reader = await open_tab(base_url, f"room={room.code}", secrets.token_urlsafe(16))
         tabs.append(tab)
         readers.append(reader)
     report: dict = {"students": students, "rounds": []}
@@ -225,15 +291,16 @@ async def run_class(
                 for i, tab in enumerate(tabs):  # a dropped phone reloads its link: same room, same id
                     if tab._closed or tab.session._ws.close_code is not None:
                         await tab.close()
-                        tabs[i], reader = await open_tab(base_url, tab.query)
+                        tabs[i], reader = await open_tab(base_url, tab.query, tab.voter)
                         readers.append(reader)
                         report["rejoined"] += 1
                 if lecturer._closed or lecturer.session._ws.close_code is not None:
-                    lecturer, lecturer_reader = await open_tab(base_url, lecturer.query)
+                    lecturer, lecturer_reader = await open_tab(
+                        base_url, lecturer.query, lecturer.voter, host=room.host_token
+                    )
                 report["round1_after_kill"] = sum(store.counts(room.code, room.question_id, 1).values())
-            old = {id(t): t.widgets["Vote"].id for t in tabs if "Vote" in t.widgets}
             store.set_phase(room.code, room.host_token, "revoting")
-            ready = await asyncio.gather(*(wait_for_new_ballot(t, old.get(id(t), "")) for t in tabs))
+            ready = await asyncio.gather(*(wait_for_new_ballot(t, 2) for t in tabs))
             report["revote_ballot_missing"] = sum(not r for r in ready)
         go = asyncio.Event()
         done: list[float] = []

@@ -4,6 +4,7 @@ Pure Python on SQLAlchemy Core (no Streamlit): an embedded SQLite file by defaul
 across replicas (``GFG_CLASS_DB``). The "Live class" page is a thin layer over this.
 """
 
+from classroom.ballot import Ballot, Delivery, Outbox, deliver, valid_voter
 from classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -12,7 +13,9 @@ from classroom.store import (
     RoomError,
     Store,
     StoreUnavailable,
+    VoteTooLate,
     check_answer,
+    client_address,
     normalise_code,
     open_store,
 )
@@ -21,11 +24,18 @@ __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "PHASES",
+    "Ballot",
+    "Delivery",
+    "Outbox",
     "Room",
     "RoomError",
     "Store",
     "StoreUnavailable",
+    "VoteTooLate",
     "check_answer",
+    "client_address",
+    "deliver",
     "normalise_code",
     "open_store",
+    "valid_voter",
 ]

@@ -3,6 +3,9 @@ variant's question (pure; reads lessons/, knows nothing of the page)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+
 from lessons import lesson_by_id
 from lessons.model import Question
 
@@ -43,6 +46,33 @@ def another_variant(lesson_id: str, question_id: str, asked: set[str]) -> Questi
         if key not in asked:
             return q
     return None
+
+
+def next_variant(lesson_id: str, question_id: str, asked: Sequence[str]) -> Question | None:
+    """The question to ask for "same question, new numbers", given the variant keys a room has
+    asked in order (the lesson's own numbers are ""): a variant never asked yet, else the one asked
+    longest ago other than the last, so repeated presses cycle through every variant. None for a
+    question without variants."""
+    base = question(lesson_id, question_id)
+    if base is None or not base.has_variants:
+        return None
+    fresh = another_variant(lesson_id, question_id, set(asked))
+    if fresh is not None:
+        return fresh
+    last_asked = {key: i for i, key in enumerate(asked)}  # each key's latest position
+    oldest = sorted((i, key) for key, i in last_asked.items() if key != asked[-1])
+    return question(lesson_id, question_id, oldest[0][1]) if oldest else None
+
+
+@lru_cache(maxsize=512)
+def non_negative(lesson_id: str, question_id: str) -> bool:
+    """Whether the quantity a number question asks for cannot be negative: no variant of it has a
+    negative answer (every number question in the course asks for a size, a time, a rate, a count
+    or a ratio). A negative vote on such a question is refused, not counted as a wrong answer."""
+    base = question(lesson_id, question_id)
+    if base is None or not base.is_numeric:
+        return False
+    return all(q.answer >= 0 for q in (base, *base.variants()))
 
 
 def step_of(lesson_id: str, question_id: str):

@@ -3,72 +3,134 @@
 A room follows one lesson's questions, paced by its host (the lecturer), through the
 peer-instruction loop: vote alone → results (the answer still hidden) → revote → reveal → next.
 Every change bumps the room's ``version``, so a page that polls only that number knows when to
-redraw. A vote is one row keyed by (room, question, round, voter), written as an upsert: voting
-again replaces the vote, a reload never counts twice, and two replicas sharing one database count
-every vote once.
+redraw. A vote is one row keyed by (room, question, variant, round, voter), written as an upsert:
+voting again replaces the vote, a retried vote lands once, and two replicas sharing one database
+count every vote once.
 
-Nothing here stores a name or anything personal: a voter is a random id the page makes.
+The lecturer's control is a credential each lecturer browser keeps (only its SHA-256 is stored,
+compared in constant time). A lecturer *link*, for opening control on another screen, is a
+one-time token: opening it exchanges it for that browser's own credential, and a new link
+replaces the old one.
+
+Every read and write goes through one guard (``_connect``): a database that does not answer
+becomes ``StoreUnavailable`` within about a second, with nothing of the server's internals in
+its message.
+
+Nothing here stores a name or anything personal: a voter is a random id the voter's browser
+makes; rate limits keep a count per client address and time window, nothing else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import ipaddress
 import math
 import os
 import secrets
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 # A join code: 6 characters from an alphabet without look-alikes (no 0/O, 1/I/L, 2/Z, 5/S, 8/B),
-# 25 characters → 25⁶ ≈ 244 million codes; with a few live rooms and wrong guesses rate-limited
-# per session (the page allows JOIN_ATTEMPTS a minute), guessing one is impractical.
+# 25 characters → 25⁶ ≈ 244 million codes; with a few live rooms and wrong guesses limited per
+# client address (WRONG_CODES), guessing one is impractical.
 CODE_ALPHABET = "ACDEFGHJKMNPQRTUVWXY34679"
 CODE_LENGTH = 6
 ROOM_HOURS = 12.0  # a room expires this long after it was last used
-PHASES = ("voting", "results", "revoting", "revote-results", "revealed")
-ROUND_OF_PHASE = {"voting": 1, "results": 1, "revoting": 2, "revote-results": 2, "revealed": 2}
-MAX_ID = 64  # longest question id, lesson id, variant key or voter id accepted
+PHASES = ("voting", "results", "revoting", "revote-results", "revealed", "ended")
+OPEN_PHASES = ("voting", "revoting")
+CLOSES_TO = {"voting": "results", "revoting": "revote-results"}  # what a countdown ends in
+MAX_ID = 64  # longest question id, lesson id or voter id accepted
+MAX_VARIANT = 512
 NUMBER_RANGE = 1_000.0  # a numeric vote beyond ±1000 × the answer (or ±10⁶) is refused as noise
+CONFIDENCE = ("sure", "unsure")
+MAX_COUNTDOWN_S = 600.0
+PRESENCE_S = 60.0  # "joined": phones that opened the room within this many seconds
+
+# Rate limits per client address, kept in the store so a reload, a new tab or another replica
+# shares them: (requests allowed, window in seconds). Behind one campus NAT a whole class shares
+# an address, so the limits leave room for a class's typos and stop only scripted guessing.
+WRONG_CODES = (10, 60.0)  # wrong room codes, typed or in the address
+NEW_ROOMS = (20, 3600.0)  # rooms started
+
+CONNECT_TIMEOUT_S = 1.0  # reaching the database server's port
+UNAVAILABLE = "the class's database is not answering"
 
 metadata = sa.MetaData()
 rooms = sa.Table(
     "gfg_rooms",
     metadata,
     sa.Column("code", sa.String(16), primary_key=True),
+    # The current one-time lecturer link's hash ("" when none is open). Rooms made before the
+    # credentials table hold their old host token's hash here: it still opens once.
     sa.Column("host_hash", sa.String(64), nullable=False),
     sa.Column("lesson_id", sa.String(MAX_ID), nullable=False),
     sa.Column("question_id", sa.String(MAX_ID), nullable=False),
-    sa.Column("variant", sa.String(512), nullable=False, default=""),
+    sa.Column("variant", sa.String(MAX_VARIANT), nullable=False, default=""),
     sa.Column("position", sa.Integer, nullable=False, default=0),  # how many questions came before
     sa.Column("phase", sa.String(16), nullable=False),
     sa.Column("version", sa.Integer, nullable=False, default=1),
     sa.Column("created", sa.Float, nullable=False),
     sa.Column("touched", sa.Float, nullable=False),
+    sa.Column("round", sa.Integer, nullable=False, server_default="1"),  # 2 once a revote opened
+    sa.Column("closes_at", sa.Float, nullable=True),  # a countdown's end (epoch seconds)
+    sa.Column("asked", sa.Text, nullable=False, server_default=""),  # "question|variant" lines
+    sa.Column("ask_confidence", sa.Boolean, nullable=False, server_default=sa.true()),
 )
 votes = sa.Table(
     "gfg_votes",
     metadata,
     sa.Column("code", sa.String(16), primary_key=True),
     sa.Column("question_id", sa.String(MAX_ID), primary_key=True),
-    sa.Column("variant", sa.String(512), primary_key=True),
+    sa.Column("variant", sa.String(MAX_VARIANT), primary_key=True),
     sa.Column("round", sa.Integer, primary_key=True),
     sa.Column("voter", sa.String(MAX_ID), primary_key=True),
     sa.Column("answer", sa.String(64), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
+    sa.Column("confidence", sa.String(8), nullable=True),  # "sure", "unsure" or not given
 )
 sa.Index("gfg_votes_by_round", votes.c.code, votes.c.question_id, votes.c.round)
+hosts = sa.Table(  # one row per lecturer browser: the hash of the credential it keeps
+    "gfg_hosts",
+    metadata,
+    sa.Column("code", sa.String(16), primary_key=True),
+    sa.Column("credential_hash", sa.String(64), primary_key=True),
+    sa.Column("created", sa.Float, nullable=False),
+)
+presence = sa.Table(  # when each phone last had the room open ("joined")
+    "gfg_presence",
+    metadata,
+    sa.Column("code", sa.String(16), primary_key=True),
+    sa.Column("voter", sa.String(MAX_ID), primary_key=True),
+    sa.Column("seen", sa.Float, nullable=False),
+)
+limits = sa.Table(  # requests per client address and fixed time window
+    "gfg_limits",
+    metadata,
+    sa.Column("kind", sa.String(16), primary_key=True),
+    sa.Column("address", sa.String(64), primary_key=True),
+    sa.Column("window", sa.Integer, primary_key=True),
+    sa.Column("hits", sa.Integer, nullable=False),
+    sa.Column("expires", sa.Float, nullable=False),  # when the window is over and can go
+)
 
 
 class RoomError(ValueError):
-    """A request the room refuses: unknown or expired code, wrong host token, a vote out of phase
-    or out of range. The message is safe to show."""
+    """A request the room refuses: unknown or expired code, no lecturer control, a vote out of
+    phase or out of range. The message is safe to show."""
+
+
+class VoteTooLate(RoomError):
+    """A vote for a round that has closed (or a question the lecturer has moved on from)."""
 
 
 class StoreUnavailable(RuntimeError):
@@ -77,8 +139,8 @@ class StoreUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Room:
-    """A room as a student may see it, plus ``host_token`` only on the object ``create_room``
-    returns (the store keeps just its hash)."""
+    """A room as a student may see it, plus ``host_token`` (a lecturer credential) only on the
+    object ``create_room`` returns (the store keeps just its hash)."""
 
     code: str
     lesson_id: str
@@ -89,16 +151,33 @@ class Room:
     version: int
     created: float
     touched: float
+    round: int = 1  # 1: the first vote; 2 once a revote was opened on this question
+    closes_at: float | None = None  # when an open round's countdown ends
+    asked: tuple[str, ...] = ()  # every "question|variant" this room has asked, in order
+    ask_confidence: bool = True
     host_token: str = ""
 
     @property
-    def round(self) -> int:
-        """1 while the first vote is open or shown, 2 from the revote on."""
-        return ROUND_OF_PHASE[self.phase]
+    def accepting_votes(self) -> bool:
+        return self.phase in OPEN_PHASES
 
     @property
-    def accepting_votes(self) -> bool:
-        return self.phase in ("voting", "revoting")
+    def ended(self) -> bool:
+        return self.phase == "ended"
+
+    def seconds_left(self, now: float) -> float | None:
+        """Seconds until the countdown closes voting, or None when no countdown runs."""
+        if self.closes_at is None or not self.accepting_votes:
+            return None
+        return max(0.0, self.closes_at - now)
+
+    def asked_variants(self, question_id: str) -> set[str]:
+        """The variant keys of ``question_id`` this room has asked ("" for the lesson's own)."""
+        return {key.split("|", 1)[1] for key in self.asked if key.split("|", 1)[0] == question_id}
+
+
+def asked_key(question_id: str, variant: str) -> str:
+    return f"{question_id}|{variant}"
 
 
 def _hash(token: str) -> str:
@@ -111,10 +190,16 @@ def _clean_id(value: Any, what: str, limit: int = MAX_ID) -> str:
     return value
 
 
+def _clean_variant(value: Any) -> str:
+    if value == "" or value is None:
+        return ""
+    return _clean_id(value, "variant", MAX_VARIANT)
+
+
 def normalise_code(text: Any) -> str:
     """A typed join code in its stored form (upper case, spaces and dashes dropped); "" if it
     cannot be one (wrong length or characters)."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
         return ""
     code = text.strip().upper().replace("-", "").replace(" ", "")
     if len(code) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in code):
@@ -122,10 +207,12 @@ def normalise_code(text: Any) -> str:
     return code
 
 
-def check_answer(answer: Any, *, options: int = 0, right: float | None = None) -> str:
+def check_answer(
+    answer: Any, *, options: int = 0, right: float | None = None, non_negative: bool = False
+) -> str:
     """A vote as stored: an option index (a question with ``options`` choices) or a finite number
-    within ±``NUMBER_RANGE`` × the right answer (±10⁶ when the answer is 0). ``RoomError`` for
-    anything else."""
+    within ±``NUMBER_RANGE`` × the right answer (±10⁶ when the answer is 0), and not below 0 where
+    the quantity cannot be negative (``non_negative``). ``RoomError`` for anything else."""
     if isinstance(answer, bool):
         raise RoomError("a vote is an option or a number")
     if options:
@@ -134,6 +221,8 @@ def check_answer(answer: Any, *, options: int = 0, right: float | None = None) -
         if not isinstance(answer, int) or not 0 <= answer < options:
             raise RoomError(f"a vote on this question is one of its {options} options")
         return str(answer)
+    if isinstance(answer, str) and len(answer) > 64:
+        raise RoomError("a vote on this question is a number")
     try:
         value = float(answer)
     except (TypeError, ValueError) as exc:
@@ -141,36 +230,124 @@ def check_answer(answer: Any, *, options: int = 0, right: float | None = None) -
     limit = NUMBER_RANGE * abs(right) if right else 1e6
     if not math.isfinite(value) or abs(value) > limit:
         raise RoomError("that number is out of range for this question")
+    if non_negative and value < 0:
+        raise RoomError("this quantity cannot be negative")
     return repr(value)
+
+
+def check_confidence(value: Any) -> str | None:
+    """ "sure", "unsure" or None (not given); ``RoomError`` for anything else."""
+    if value is None or value == "":
+        return None
+    if value not in CONFIDENCE:
+        raise RoomError("confidence is sure or unsure")
+    return value
+
+
+def client_address(peer: str | None, forwarded_for: str | None, trusted: frozenset[str] | None = None) -> str:
+    """The address a rate limit counts: the peer of the connection, or, when that peer is a proxy
+    we run (loopback, or listed in ``GFG_TRUSTED_PROXIES``), the address that proxy put last in
+    ``X-Forwarded-For`` (nginx's ``$proxy_add_x_forwarded_for`` appends the address it saw, so
+    earlier entries are whatever the client sent and are ignored). IPv6 addresses count per /64."""
+    trusted = trusted if trusted is not None else trusted_proxies()
+    address = (peer or "127.0.0.1").strip()
+    if _is_trusted(address, trusted) and forwarded_for:
+        last = forwarded_for.split(",")[-1].strip()
+        if last:
+            address = last
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if ip.version == 6 and not ip.is_loopback:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def trusted_proxies() -> frozenset[str]:
+    """Proxy addresses whose ``X-Forwarded-For`` is believed: loopback always, plus the
+    comma-separated ``GFG_TRUSTED_PROXIES`` (e.g. the address nginx reaches a container from)."""
+    extra = os.environ.get("GFG_TRUSTED_PROXIES", "")
+    return frozenset({"127.0.0.1", "::1", *(a.strip() for a in extra.split(",") if a.strip())})
+
+
+def _is_trusted(address: str, trusted: frozenset[str]) -> bool:
+    if address in trusted:
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 class Store:
     """Rooms and votes in one database (``open_store`` makes one)."""
 
     def __init__(
-        self, engine: Engine, *, room_hours: float = ROOM_HOURS, clock: Callable[[], float] = time.time
+        self,
+        engine: Engine,
+        *,
+        room_hours: float = ROOM_HOURS,
+        clock: Callable[[], float] = time.time,
+        connect: bool = True,
     ):
         self.engine = engine
         self.room_hours = room_hours
         self.clock = clock
         self._lock = threading.Lock()  # SQLite serialises writers; this keeps one process polite
-        try:
-            metadata.create_all(engine)
-        except sa.exc.OperationalError as exc:
-            raise StoreUnavailable("the class database cannot be reached") from exc
+        self._ready = False
+        if connect:
+            self._ensure_tables()
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    # -- the one guard every read and write goes through ----------------------------------------
+
+    @contextlib.contextmanager
+    def _connect(self, write: bool = False) -> Iterator[Connection]:
+        """A connection (a transaction when ``write``); any failure to reach or keep the
+        database becomes ``StoreUnavailable``. Creates the tables on first success."""
+        if not self._ready:
+            self._ensure_tables()
+        lock = self._lock if write and self.dialect == "sqlite" else None
+        if lock is not None and not lock.acquire(timeout=10):
+            raise StoreUnavailable(UNAVAILABLE)
+        try:
+            with self.engine.begin() if write else self.engine.connect() as conn:
+                yield conn
+        except _UNREACHABLE as exc:
+            raise StoreUnavailable(UNAVAILABLE) from exc
+        except sa.exc.DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise StoreUnavailable(UNAVAILABLE) from exc
+            raise
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _ensure_tables(self) -> None:
+        try:
+            with self.engine.begin() as conn:
+                metadata.create_all(conn)
+                _add_missing_columns(conn)
+        except (*_UNREACHABLE, sa.exc.DBAPIError) as exc:
+            raise StoreUnavailable(UNAVAILABLE) from exc
+        self._ready = True
+
     # -- rooms ---------------------------------------------------------------------------------
 
-    def create_room(self, lesson_id: str, question_id: str = "", variant: str = "") -> Room:
+    def create_room(
+        self, lesson_id: str, question_id: str = "", variant: str = "", *, ask_confidence: bool = True
+    ) -> Room:
         """A new room on ``lesson_id``, its first question (or ``question_id``) open for voting at
-        once. The returned ``Room`` carries ``host_token``, shown only to its host."""
+        once. The returned ``Room`` carries ``host_token``: the lecturer credential of the browser
+        that started it."""
         from classroom import course
 
         lesson_id = _clean_id(lesson_id, "lesson id")
+        variant = _clean_variant(variant)
         asked = course.room_questions(lesson_id)
         if not asked:
             raise RoomError("that lesson has no questions to ask")
@@ -178,13 +355,13 @@ class Store:
         if course.question(lesson_id, question_id, variant) is None:
             raise RoomError("that question is not in the lesson")
         self.cleanup()  # expired rooms go when a new one starts: no scheduler needed
-        token = secrets.token_urlsafe(24)
+        credential = secrets.token_urlsafe(24)
         now = self.clock()
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             row = {
                 "code": code,
-                "host_hash": _hash(token),
+                "host_hash": "",
                 "lesson_id": lesson_id,
                 "question_id": question_id,
                 "variant": variant,
@@ -193,67 +370,176 @@ class Store:
                 "version": 1,
                 "created": now,
                 "touched": now,
+                "round": 1,
+                "closes_at": None,
+                "asked": asked_key(question_id, variant),
+                "ask_confidence": bool(ask_confidence),
             }
             try:
-                with self._write() as conn:
+                with self._connect(write=True) as conn:
                     conn.execute(rooms.insert().values(**row))
+                    conn.execute(
+                        hosts.insert().values(code=code, credential_hash=_hash(credential), created=now)
+                    )
             except sa.exc.IntegrityError:
                 continue  # that code is taken: draw another
-            return Room(**{k: v for k, v in row.items() if k != "host_hash"}, host_token=token)
+            return _room(row, host_token=credential)
         raise RoomError("could not find a free join code; try again")
 
     def room(self, code: str) -> Room:
-        """The live room with this code; ``RoomError`` if there is none (or it has expired)."""
+        """The live room with this code; ``RoomError`` if there is none (or it has expired). An
+        open round whose countdown has run out is closed here, by whichever reader sees it first."""
         code = normalise_code(code)
         if not code:
             raise RoomError("that is not a room code")
-        with self._read() as conn:
+        with self._connect() as conn:
             row = conn.execute(sa.select(rooms).where(rooms.c.code == code)).mappings().first()
         if row is None or self._expired(row["touched"]):
             raise RoomError("no live room has that code")
-        return Room(**{k: v for k, v in row.items() if k != "host_hash"})
+        room = _room(row)
+        if room.accepting_votes and room.closes_at is not None and self.clock() >= room.closes_at:
+            with self._connect(write=True) as conn:
+                conn.execute(
+                    rooms.update()
+                    .where(rooms.c.code == code, rooms.c.phase == room.phase, rooms.c.version == room.version)
+                    .values(phase=CLOSES_TO[room.phase], closes_at=None, version=rooms.c.version + 1)
+                )
+            return self.room(code)
+        return room
 
     def version(self, code: str) -> int:
         """The room's version number (changes whenever its question or phase does); 0 if gone."""
-        with self._read() as conn:
+        with self._connect() as conn:
             row = conn.execute(
-                sa.select(rooms.c.version, rooms.c.touched).where(rooms.c.code == code)
+                sa.select(rooms.c.version, rooms.c.touched).where(rooms.c.code == normalise_code(code))
             ).first()
         if row is None or self._expired(row.touched):
             return 0
         return int(row.version)
 
-    def is_host(self, code: str, token: str) -> bool:
-        """Whether ``token`` controls this room (compared in constant time)."""
-        if not isinstance(token, str) or not token:
+    # -- the lecturer's control ----------------------------------------------------------------
+
+    def is_host(self, code: str, credential: str) -> bool:
+        """Whether ``credential`` controls this room (each stored hash compared in constant time)."""
+        if not isinstance(credential, str) or not credential or len(credential) > 128:
             return False
-        with self._read() as conn:
-            stored = conn.execute(sa.select(rooms.c.host_hash).where(rooms.c.code == code)).scalar()
-        return stored is not None and secrets.compare_digest(stored, _hash(token))
+        wanted = _hash(credential)
+        with self._connect() as conn:
+            stored = conn.execute(
+                sa.select(hosts.c.credential_hash).where(hosts.c.code == normalise_code(code))
+            ).scalars()
+            return any([secrets.compare_digest(h, wanted) for h in stored])
 
-    def set_phase(self, code: str, token: str, phase: str) -> Room:
-        """Move the room to ``phase`` (host only)."""
-        if phase not in PHASES:
+    def claim_host(self, code: str, link_token: str) -> str:
+        """Exchange a one-time lecturer link for a credential this browser keeps (returned once;
+        only its hash is stored). The link stops working. ``RoomError`` for a wrong, used or
+        replaced link."""
+        code = normalise_code(code)
+        if not code or not isinstance(link_token, str) or not link_token or len(link_token) > 128:
+            raise RoomError("that lecturer link does not open this room")
+        self.room(code)  # a live room
+        credential = secrets.token_urlsafe(24)
+        with self._connect(write=True) as conn:
+            stored = conn.execute(sa.select(rooms.c.host_hash).where(rooms.c.code == code)).scalar() or ""
+            if not stored or not secrets.compare_digest(stored, _hash(link_token)):
+                raise RoomError("that lecturer link does not open this room (used, replaced or wrong)")
+            taken = conn.execute(
+                rooms.update().where(rooms.c.code == code, rooms.c.host_hash == stored).values(host_hash="")
+            )
+            if taken.rowcount != 1:  # another screen opened it at the same moment
+                raise RoomError("that lecturer link was just used")
+            conn.execute(
+                hosts.insert().values(code=code, credential_hash=_hash(credential), created=self.clock())
+            )
+        return credential
+
+    def new_host_link(self, code: str, credential: str) -> str:
+        """A new one-time lecturer link token (host only); the previous link stops working."""
+        code = self._check_host(code, credential)
+        token = secrets.token_urlsafe(24)
+        with self._connect(write=True) as conn:
+            conn.execute(rooms.update().where(rooms.c.code == code).values(host_hash=_hash(token)))
+        return token
+
+    def sign_out_others(self, code: str, credential: str) -> int:
+        """Remove every other lecturer browser's control (and any open link); how many lost it."""
+        code = self._check_host(code, credential)
+        with self._connect(write=True) as conn:
+            conn.execute(rooms.update().where(rooms.c.code == code).values(host_hash=""))
+            gone = conn.execute(
+                hosts.delete().where(hosts.c.code == code, hosts.c.credential_hash != _hash(credential))
+            )
+        return int(gone.rowcount or 0)
+
+    def set_phase(self, code: str, credential: str, phase: str, *, countdown_s: float | None = None) -> Room:
+        """Move the room to ``phase`` (host only). Opening the revote makes it round 2; an open
+        round may carry a countdown (``countdown_s``) after which it closes by itself."""
+        if phase not in PHASES or phase == "ended":
             raise RoomError(f"unknown phase {phase!r}")
-        return self._update(code, token, phase=phase)
+        values: dict[str, Any] = {"phase": phase, "closes_at": self._closes_at(phase, countdown_s)}
+        if phase == "revoting":
+            values["round"] = 2
+        return self._update(code, credential, **values)
 
-    def next_question(self, code: str, token: str, question_id: str, variant: str = "") -> Room:
-        """Ask the next question (host only): voting opens on it at once."""
+    def start_countdown(self, code: str, credential: str, seconds: float) -> Room:
+        """Close the open round in ``seconds`` (host only)."""
+        room = self.room(code)
+        if not room.accepting_votes:
+            raise RoomError("no round is open")
+        return self._update(code, credential, closes_at=self._closes_at(room.phase, seconds))
+
+    def next_question(
+        self,
+        code: str,
+        credential: str,
+        question_id: str,
+        variant: str = "",
+        *,
+        countdown_s: float | None = None,
+    ) -> Room:
+        """Ask the next question (host only): voting opens on it at once, round 1."""
         from classroom import course
 
         question_id = _clean_id(question_id, "question id")
+        variant = _clean_variant(variant)
         room = self.room(code)
         if course.question(room.lesson_id, question_id, variant) is None:
             raise RoomError("that question is not in the room's lesson")
+        asked = "\n".join([*room.asked, asked_key(question_id, variant)][-500:])
         return self._update(
-            code, token, question_id=question_id, variant=variant, position=room.position + 1, phase="voting"
+            code,
+            credential,
+            question_id=question_id,
+            variant=variant,
+            position=room.position + 1,
+            phase="voting",
+            round=1,
+            closes_at=self._closes_at("voting", countdown_s),
+            asked=asked,
         )
 
-    def _update(self, code: str, token: str, **values: Any) -> Room:
+    def end_room(self, code: str, credential: str) -> Room:
+        """End the class (host only): no more votes; the record stays readable until it expires."""
+        return self._update(code, credential, phase="ended", closes_at=None)
+
+    def _closes_at(self, phase: str, countdown_s: float | None) -> float | None:
+        if countdown_s is None or phase not in OPEN_PHASES:
+            return None
+        if not 0 < float(countdown_s) <= MAX_COUNTDOWN_S:
+            raise RoomError(f"a countdown is 1 to {MAX_COUNTDOWN_S:.0f} seconds")
+        return self.clock() + float(countdown_s)
+
+    def _check_host(self, code: str, credential: str) -> str:
         code = normalise_code(code)
-        if not self.is_host(code, token):
-            raise RoomError("only the room's host can do that")
-        with self._write() as conn:
+        if not self.is_host(code, credential):
+            raise RoomError("only the room's lecturer can do that")
+        return code
+
+    def _update(self, code: str, credential: str, **values: Any) -> Room:
+        code = self._check_host(code, credential)
+        if self.room(code).ended:
+            raise RoomError("this class has ended")
+        with self._connect(write=True) as conn:
             conn.execute(
                 rooms.update()
                 .where(rooms.c.code == code)
@@ -271,26 +557,35 @@ class Store:
         *,
         question_id: str | None = None,
         variant: str | None = None,
+        round: int | None = None,
+        confidence: str | None = None,
     ) -> Room:
         """Record ``voter``'s answer for the room's current question and round, replacing an
-        earlier vote of theirs in the same round. The answer is checked against the question (an
-        option index, or a number in range: ``check_answer``). Refused (``RoomError``) when voting
-        is closed, or when ``question_id``/``variant`` (what the voter's screen showed) is not the
-        current question any more."""
+        earlier vote of theirs in the same round (so a retried vote counts once). The answer is
+        checked against the question (``check_answer``). ``VoteTooLate`` when voting is closed,
+        or when ``question_id``/``variant``/``round`` (what the voter's screen showed) is not
+        the open round any more; ``RoomError`` for a vote the question cannot take."""
         from classroom import course
 
         voter = _clean_id(voter, "voter id")
+        confidence = check_confidence(confidence)
         room = self.room(code)
         if not room.accepting_votes:
-            raise RoomError("voting is closed")
+            raise VoteTooLate("voting had closed")
         if question_id is not None and (question_id != room.question_id or (variant or "") != room.variant):
-            raise RoomError("the lecturer has moved on to another question")
+            raise VoteTooLate("the lecturer had moved on to another question")
+        if round is not None and int(round) != room.round:
+            raise VoteTooLate("voting had closed")
         asked = course.question(room.lesson_id, room.question_id, room.variant)
         if asked is None:
             raise RoomError("this room's question is no longer in the course")
         answer = check_answer(
-            answer, options=0 if asked.is_numeric else len(asked.options), right=float(asked.answer)
+            answer,
+            options=0 if asked.is_numeric else len(asked.options),
+            right=float(asked.answer),
+            non_negative=course.non_negative(room.lesson_id, room.question_id),
         )
+        now = self.clock()
         row = {
             "code": room.code,
             "question_id": room.question_id,
@@ -298,27 +593,41 @@ class Store:
             "round": room.round,
             "voter": voter,
             "answer": answer,
-            "at": self.clock(),
+            "at": now,
+            "confidence": confidence if room.ask_confidence else None,
         }
         key = ("code", "question_id", "variant", "round", "voter")
-        with self._write() as conn:
-            if self.dialect == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert
-            else:
-                from sqlalchemy.dialects.sqlite import insert
-            statement = insert(votes).values(**row)
+        with self._connect(write=True) as conn:
+            statement = self._insert(votes).values(**row)
             conn.execute(
                 statement.on_conflict_do_update(
                     index_elements=list(key),
-                    set_={"answer": statement.excluded.answer, "at": statement.excluded.at},
+                    set_={
+                        "answer": statement.excluded.answer,
+                        "at": statement.excluded.at,
+                        "confidence": statement.excluded.confidence,
+                    },
+                    # Only while the round is still open: a vote racing the close is not counted.
                 )
             )
+            still_open = conn.execute(
+                sa.select(rooms.c.phase, rooms.c.round, rooms.c.closes_at, rooms.c.question_id).where(
+                    rooms.c.code == room.code
+                )
+            ).first()
+            if (
+                still_open is None
+                or still_open.phase not in OPEN_PHASES
+                or still_open.round != room.round
+                or still_open.question_id != room.question_id
+                or (still_open.closes_at is not None and now >= still_open.closes_at)
+            ):
+                raise _RollBack()
         return room
 
     def counts(self, code: str, question_id: str, round: int, variant: str | None = None) -> dict[str, int]:
         """Votes per answer for one question and round of a room (round 1: the first vote, 2: the
-        revote). ``variant`` None: the room's variant of that question if it is the current one,
-        else every variant's votes together."""
+        revote). ``variant`` None: every variant's votes together."""
         code = normalise_code(code)
         query = (
             sa.select(votes.c.answer, sa.func.count())
@@ -327,12 +636,64 @@ class Store:
         )
         if variant is not None:
             query = query.where(votes.c.variant == variant)
-        with self._read() as conn:
+        with self._connect() as conn:
             return {answer: int(n) for answer, n in conn.execute(query)}
+
+    def confidence(self, code: str, question_id: str, round: int, variant: str) -> dict[str, dict[str, int]]:
+        """For each answer of one round, its votes by confidence ("sure", "unsure", "" for none)."""
+        query = (
+            sa.select(votes.c.answer, votes.c.confidence, sa.func.count())
+            .where(
+                votes.c.code == normalise_code(code),
+                votes.c.question_id == question_id,
+                votes.c.variant == variant,
+                votes.c.round == int(round),
+            )
+            .group_by(votes.c.answer, votes.c.confidence)
+        )
+        out: dict[str, dict[str, int]] = {}
+        with self._connect() as conn:
+            for answer, level, n in conn.execute(query):
+                out.setdefault(answer, {})[level or ""] = int(n)
+        return out
+
+    def record(self, code: str) -> list[tuple[str, str, int, str, str | None, int]]:
+        """Every vote of the room grouped as (question, variant, round, answer, confidence, votes),
+        questions in the order they were first voted on."""
+        code = normalise_code(code)
+        first = (
+            sa.select(votes.c.question_id, votes.c.variant, sa.func.min(votes.c.at).label("first"))
+            .where(votes.c.code == code)
+            .group_by(votes.c.question_id, votes.c.variant)
+            .subquery()
+        )
+        query = (
+            sa.select(
+                votes.c.question_id,
+                votes.c.variant,
+                votes.c.round,
+                votes.c.answer,
+                votes.c.confidence,
+                sa.func.count(),
+            )
+            .join(first, (first.c.question_id == votes.c.question_id) & (first.c.variant == votes.c.variant))
+            .where(votes.c.code == code)
+            .group_by(
+                votes.c.question_id,
+                votes.c.variant,
+                votes.c.round,
+                votes.c.answer,
+                votes.c.confidence,
+                first.c.first,
+            )
+            .order_by(first.c.first, votes.c.round, votes.c.answer)
+        )
+        with self._connect() as conn:
+            return [(q, v, int(r), a, c, int(n)) for q, v, r, a, c, n in conn.execute(query)]
 
     def my_vote(self, code: str, voter: str, question_id: str, round: int, variant: str = "") -> str | None:
         """This voter's answer in that round, or None."""
-        with self._read() as conn:
+        with self._connect() as conn:
             return conn.execute(
                 sa.select(votes.c.answer).where(
                     votes.c.code == normalise_code(code),
@@ -344,8 +705,8 @@ class Store:
             ).scalar()
 
     def voters(self, code: str) -> int:
-        """How many different voters have voted in this room so far (the room's size)."""
-        with self._read() as conn:
+        """How many different voters have voted in this room so far."""
+        with self._connect() as conn:
             return int(
                 conn.execute(
                     sa.select(sa.func.count(sa.distinct(votes.c.voter))).where(
@@ -355,53 +716,143 @@ class Store:
                 or 0
             )
 
+    # -- who is in the room --------------------------------------------------------------------
+
+    def seen(self, code: str, voter: str) -> None:
+        """Note that ``voter``'s phone has the room open now."""
+        voter = _clean_id(voter, "voter id")
+        with self._connect(write=True) as conn:
+            statement = self._insert(presence).values(
+                code=normalise_code(code), voter=voter, seen=self.clock()
+            )
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["code", "voter"], set_={"seen": statement.excluded.seen}
+                )
+            )
+
+    def joined(self, code: str, within_s: float = PRESENCE_S) -> int:
+        """Phones that had the room open in the last ``within_s`` seconds."""
+        with self._connect() as conn:
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count()).where(
+                        presence.c.code == normalise_code(code), presence.c.seen >= self.clock() - within_s
+                    )
+                ).scalar()
+                or 0
+            )
+
+    # -- rate limits ---------------------------------------------------------------------------
+
+    def hit(self, kind: str, address: str, window_s: float) -> int:
+        """Count one request of ``kind`` from ``address`` in the current window; the count so far
+        (this one included). Atomic across replicas: one upsert."""
+        window = int(self.clock() // window_s)
+        expires = (window + 1) * window_s
+        with self._connect(write=True) as conn:
+            statement = self._insert(limits).values(
+                kind=kind[:16], address=address[:64], window=window, hits=1, expires=expires
+            )
+            return int(
+                conn.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=["kind", "address", "window"], set_={"hits": limits.c.hits + 1}
+                    ).returning(limits.c.hits)
+                ).scalar()
+                or 0
+            )
+
+    def hits(self, kind: str, address: str, window_s: float) -> int:
+        """Requests of ``kind`` from ``address`` counted in the current window."""
+        window = int(self.clock() // window_s)
+        with self._connect() as conn:
+            return int(
+                conn.execute(
+                    sa.select(limits.c.hits).where(
+                        limits.c.kind == kind[:16],
+                        limits.c.address == address[:64],
+                        limits.c.window == window,
+                    )
+                ).scalar()
+                or 0
+            )
+
     # -- housekeeping --------------------------------------------------------------------------
 
     def cleanup(self) -> int:
-        """Delete expired rooms and their votes; the number of rooms deleted."""
-        cutoff = self.clock() - self.room_hours * 3600
-        with self._write() as conn:
+        """Delete expired rooms with their votes, lecturer credentials and presence, and finished
+        rate-limit windows; the number of rooms deleted."""
+        now = self.clock()
+        cutoff = now - self.room_hours * 3600
+        with self._connect(write=True) as conn:
             old = [r.code for r in conn.execute(sa.select(rooms.c.code).where(rooms.c.touched < cutoff))]
             if old:
-                conn.execute(votes.delete().where(votes.c.code.in_(old)))
+                for table in (votes, hosts, presence):
+                    conn.execute(table.delete().where(table.c.code.in_(old)))
                 conn.execute(rooms.delete().where(rooms.c.code.in_(old)))
+            conn.execute(presence.delete().where(presence.c.seen < now - 3600))
+            conn.execute(limits.delete().where(limits.c.expires < now))
         return len(old)
 
     def _expired(self, touched: float) -> bool:
         return self.clock() - touched > self.room_hours * 3600
 
-    def _read(self):
-        return _Guard(self.engine.connect())
+    def _insert(self, table: sa.Table):
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        return insert(table)
 
-    def _write(self):
-        return _Guard(self.engine.begin(), self._lock if self.dialect == "sqlite" else None)
+
+class _RollBack(VoteTooLate):
+    """Raised inside a vote's transaction when the round closed while it was being written: the
+    transaction rolls back, and the voter hears that voting had closed."""
+
+    def __init__(self) -> None:
+        super().__init__("voting had closed")
 
 
-class _Guard:
-    """A connection context that turns "cannot reach the database" into ``StoreUnavailable``."""
+_UNREACHABLE = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError)
 
-    def __init__(self, context: Any, lock: threading.Lock | None = None) -> None:
-        self.context = context
-        self.lock = lock
 
-    def __enter__(self):
-        if self.lock:
-            self.lock.acquire()
-        try:
-            return self.context.__enter__()
-        except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
-            if self.lock:
-                self.lock.release()
-            raise StoreUnavailable("the class database cannot be reached") from exc
+def _room(row: Any, host_token: str = "") -> Room:
+    asked = tuple(line for line in (row["asked"] or "").split("\n") if line)
+    return Room(
+        code=row["code"],
+        lesson_id=row["lesson_id"],
+        question_id=row["question_id"],
+        variant=row["variant"] or "",
+        position=int(row["position"]),
+        phase=row["phase"],
+        version=int(row["version"]),
+        created=float(row["created"]),
+        touched=float(row["touched"]),
+        round=int(row["round"] or 1),
+        closes_at=None if row["closes_at"] is None else float(row["closes_at"]),
+        asked=asked,
+        ask_confidence=bool(row["ask_confidence"]),
+        host_token=host_token,
+    )
 
-    def __exit__(self, *exc_info):
-        try:
-            return self.context.__exit__(*exc_info)
-        except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
-            raise StoreUnavailable("the class database cannot be reached") from exc
-        finally:
-            if self.lock:
-                self.lock.release()
+
+def _add_missing_columns(conn: Connection) -> None:
+    """Columns this version added to a table an earlier version created (ALTER TABLE ADD COLUMN:
+    SQLite and PostgreSQL alike); each has a server default or is nullable."""
+    inspector = sa.inspect(conn)
+    for table in metadata.sorted_tables:
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            kind = column.type.compile(dialect=conn.dialect)
+            default = ""
+            if column.server_default is not None:
+                arg = column.server_default.arg
+                text = arg.compile(dialect=conn.dialect) if hasattr(arg, "compile") else f"'{arg}'"
+                default = f" DEFAULT {text} NOT NULL"
+            conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}{default}')
 
 
 DEFAULT_DIR = Path(os.environ.get("GFG_DATA_DIR", Path(__file__).resolve().parent.parent / ".data"))
@@ -419,9 +870,10 @@ def default_url() -> str:
 
 def make_engine(url: str) -> Engine:
     """An engine for ``url``: SQLite in WAL mode with a busy timeout (several threads of one
-    server, or two servers on one disk), PostgreSQL with pre-ping (a restarted server)."""
+    server, or two servers on one disk); PostgreSQL with pre-ping (a restarted server), a 1 s
+    reach-the-port check before each new connection and a short wait for a free pooled one."""
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": 10, "check_same_thread": False})
+        engine = sa.create_engine(url, connect_args={"timeout": 5, "check_same_thread": False})
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection, _record):  # pragma: no cover - runs inside SQLAlchemy
@@ -431,18 +883,53 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, connect_args=_pg_args(url))
+    engine = sa.create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_timeout=5, connect_args=_pg_args(url)
+    )
+    if url.startswith("postgresql"):
+        target = _host_port(url)
+
+        @sa.event.listens_for(engine, "do_connect")
+        def _reachable(dialect, _record, _cargs, _cparams):  # pragma: no cover - inside SQLAlchemy
+            # libpq (and psycopg) wait at least 2 s for connect_timeout; a closed or silent port is
+            # known within CONNECT_TIMEOUT_S here. Returning None lets the real connect go on.
+            if target is None:
+                return None
+            try:
+                socket.create_connection(target, timeout=CONNECT_TIMEOUT_S).close()
+            except OSError as exc:
+                raise dialect.loaded_dbapi.OperationalError("the database server does not answer") from exc
+            return None
+
+    return engine
+
+
+def _host_port(url: str) -> tuple[str, int] | None:
+    """(host, port) of a PostgreSQL URL with a TCP host; None for a Unix socket or no host."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 5432
+    except ValueError:
+        return None
+    return (parts.hostname, port) if parts.hostname else None
 
 
 def _pg_args(url: str) -> dict[str, Any]:
-    return {"connect_timeout": 5} if url.startswith("postgresql") else {}
+    # connect_timeout: libpq's smallest is 2 s; the port check above answers within 1 s first.
+    return {"connect_timeout": 2} if url.startswith("postgresql") else {}
 
 
-def open_store(url: str | None = None, **kwargs: Any) -> Store:
+def open_store(url: str | None = None, *, connect: bool = True, **kwargs: Any) -> Store:
     """The class store at ``url`` (an SQLAlchemy URL); None: ``GFG_CLASS_DB``, else the SQLite
-    default. Tables are created on first use. ``StoreUnavailable`` if it cannot be reached."""
+    default. Tables are created on first use. ``connect=True`` checks the database now
+    (``StoreUnavailable`` if it cannot be reached); ``connect=False`` (the page) returns a store
+    whose every call raises ``StoreUnavailable`` until the database answers, then works."""
     try:
         engine = make_engine(url or default_url())
     except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
         raise StoreUnavailable(f"the class database setting is not usable ({type(exc).__name__})") from exc
-    return Store(engine, **kwargs)
+    try:
+        return Store(engine, connect=connect, **kwargs)
+    except StoreUnavailable:
+        engine.dispose()
+        raise

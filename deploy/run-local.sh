@@ -11,7 +11,10 @@
 # Environment: RUN_DIR (default ${TMPDIR:-/tmp}/gpu-field-guide-deploy), FIRST_REPLICA_PORT (8601),
 # PYTHON (default .venv/bin/python, else python3), GFG_CLASS_DB (the live classes' store, an
 # SQLAlchemy URL such as postgresql+psycopg://user@host/db, passed to every replica; unset, the
-# replicas share the SQLite file under GFG_DATA_DIR, which works only while they share one disk).
+# replicas share the SQLite file under GFG_DATA_DIR, which works only while they share one disk),
+# GFG_PUBLIC_URL (the address students' phones open, e.g. http://192.168.1.20:8500; the lecturer's
+# join link and QR code use it), GFG_TRUSTED_PROXIES (proxies besides loopback whose
+# X-Forwarded-For the class's rate limits believe).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -85,6 +88,7 @@ start() {
             cd "$ROOT"
             export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"  # as the Dockerfile (see its comment)
             export GFG_CLASS_DB="${GFG_CLASS_DB:-}"  # live classes: one store for every replica
+            export GFG_PUBLIC_URL="${GFG_PUBLIC_URL:-}" GFG_TRUSTED_PROXIES="${GFG_TRUSTED_PROXIES:-}"
             exec setsid "$PYTHON" -m streamlit run app.py \
                 --server.headless=true --server.address=127.0.0.1 --server.port="$p" \
                 --server.fileWatcherType=none --server.runOnSave=false \
@@ -175,5 +179,5 @@ case "${1:-}" in
     status) status ;;
     pids) pids ;;
     spread) spread ;;
-    *) sed -n '2,13p' "$0"; exit 2 ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

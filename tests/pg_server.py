@@ -55,6 +55,11 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "gfg", "-A", "trust", "--no-sync")
+        self._pg_ctl_start()
+        self._run(str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "gfg", "gfg")
+        return self
+
+    def _pg_ctl_start(self) -> None:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run(
             str(self.bindir / "pg_ctl"),
@@ -67,8 +72,16 @@ class PostgresServer:
             "-w",
             "start",
         )
-        self._run(str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "gfg", "gfg")
-        return self
+
+    def halt(self) -> None:
+        """Stop the server mid-test (``pg_ctl stop -m fast``: open connections are cut, as in an
+        outage), keeping its data for ``resume``."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the halted server again on the same port with the same data."""
+        self._pg_ctl_start()
+        wait_for_port(self.port)
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.SubprocessError):

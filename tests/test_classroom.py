@@ -1,19 +1,26 @@
 """The class store on both engines it runs on: the embedded SQLite file and a real PostgreSQL
-server the tests start (tests/pg_server.py). One code path, the same behaviour."""
+server the tests start (tests/pg_server.py), and stop and start again mid-test for the outage
+tests. One code path, the same behaviour."""
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 
 import pytest
+import sqlalchemy as sa
 
 import classroom
-from classroom import course
-from classroom.store import CODE_ALPHABET, CODE_LENGTH, ROUND_OF_PHASE
+from classroom import Ballot, Outbox, course, deliver
+from classroom.ballot import COUNTED, LATE, REFUSED, WAITING
+from classroom.store import CODE_ALPHABET, CODE_LENGTH, client_address
+from classroom.tally import CSV_COLUMNS, median_confidence, record_rows, to_csv
 from lessons import load_lessons
 from tests.pg_server import PostgresServer, pg_bin
 
 LESSON = "gpu-basics"
+ANN, BOB, CAT = "ann-0123456789abcdef", "bob-0123456789abcdef", "cat-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +31,12 @@ def postgres():
         yield server
 
 
+def _empty(store) -> None:
+    with store.engine.begin() as conn:
+        for table in ("gfg_votes", "gfg_hosts", "gfg_presence", "gfg_limits", "gfg_rooms"):
+            conn.exec_driver_sql(f"DELETE FROM {table}")
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
     if request.param == "sqlite":
@@ -31,19 +44,22 @@ def store(request, tmp_path):
     else:
         server = request.getfixturevalue("postgres")
         store = classroom.open_store(server.url)
+        _empty(store)  # each test starts from empty tables
         yield store
-        with store.engine.begin() as conn:  # each test starts from empty tables
-            conn.exec_driver_sql("DELETE FROM gfg_votes; DELETE FROM gfg_rooms")
         store.engine.dispose()
 
 
-def _choice_room(store):
+def _choice_room(store, **kwargs):
     """A room on the first lesson whose first question is a choice question."""
     for lesson in load_lessons():
         first = course.room_questions(lesson.id)
         if first and not first[0].is_numeric:
-            return store.create_room(lesson.id), first[0]
+            return store.create_room(lesson.id, **kwargs), first[0]
     raise AssertionError("no lesson starts with a choice question")
+
+
+def _number_question():
+    return next(q for lesson in load_lessons() for q in lesson.questions if q.is_numeric)
 
 
 def test_a_new_room_opens_on_its_lessons_first_question_with_voting_open(store):
@@ -53,44 +69,103 @@ def test_a_new_room_opens_on_its_lessons_first_question_with_voting_open(store):
     assert len(room.code) == CODE_LENGTH and set(room.code) <= set(CODE_ALPHABET)
     assert len(room.host_token) >= 32
     seen = store.room(room.code.lower())  # typed codes are case-insensitive
-    assert seen.code == room.code and seen.host_token == ""  # the token is never read back
+    assert seen.code == room.code and seen.host_token == ""  # the credential is never read back
+    assert store.is_host(room.code, room.host_token)
 
 
 def test_counts_are_one_vote_per_voter_and_round_and_a_second_vote_replaces_the_first(store):
     room, question = _choice_room(store)
-    store.vote(room.code, "ann", 0)
-    store.vote(room.code, "bob", 1)
-    store.vote(room.code, "ann", 1)  # ann changes her mind
-    store.vote(room.code, "cat", "1")
-    assert classroom.Store.counts(store, room.code, question.id, 1) == {"1": 3}
+    store.vote(room.code, ANN, 0)
+    store.vote(room.code, BOB, 1)
+    store.vote(room.code, ANN, 1)  # ann changes her mind
+    store.vote(room.code, CAT, "1")
+    assert store.counts(room.code, question.id, 1) == {"1": 3}
     assert store.voters(room.code) == 3
-    assert store.my_vote(room.code, "ann", question.id, 1) == "1"
+    assert store.my_vote(room.code, ANN, question.id, 1) == "1"
 
 
 def test_the_revote_is_round_two_and_round_one_is_kept(store):
     room, question = _choice_room(store)
     token = room.host_token
-    store.vote(room.code, "ann", 0)
-    store.vote(room.code, "bob", 0)
+    store.vote(room.code, ANN, 0)
+    store.vote(room.code, BOB, 0)
     store.set_phase(room.code, token, "results")
-    with pytest.raises(classroom.RoomError, match="closed"):
-        store.vote(room.code, "cat", 0)
+    with pytest.raises(classroom.VoteTooLate, match="closed"):
+        store.vote(room.code, CAT, 0)
     store.set_phase(room.code, token, "revoting")
-    store.vote(room.code, "ann", 1)
+    store.vote(room.code, ANN, 1)
     assert store.counts(room.code, question.id, 1) == {"0": 2}
     assert store.counts(room.code, question.id, 2) == {"1": 1}
-    revealed = store.set_phase(room.code, token, "revealed")
-    assert revealed.round == ROUND_OF_PHASE["revealed"] == 2
+    assert store.set_phase(room.code, token, "revealed").round == 2
 
 
-def test_only_the_host_token_controls_the_room(store):
+def test_a_reveal_without_a_revote_stays_round_one(store):
+    """The lecturer's "Voted 0 of N" after a reveal with no revote: the round is the one voted in."""
+    room, question = _choice_room(store)
+    store.vote(room.code, ANN, 0)
+    store.set_phase(room.code, room.host_token, "results")
+    revealed = store.set_phase(room.code, room.host_token, "revealed")
+    assert revealed.round == 1
+    assert store.counts(room.code, question.id, revealed.round) == {"0": 1}
+
+
+def test_only_a_lecturer_credential_controls_the_room(store):
     room = store.create_room(LESSON)
     other = store.create_room(LESSON)
-    for token in ("", "guess", other.host_token, room.host_token[:-1]):
-        with pytest.raises(classroom.RoomError, match="only the room's host"):
+    for token in ("", "guess", other.host_token, room.host_token[:-1], room.host_token + "x", "x" * 5000):
+        with pytest.raises(classroom.RoomError, match="only the room's lecturer"):
             store.set_phase(room.code, token, "results")
     assert store.room(room.code).phase == "voting"
     assert store.is_host(room.code, room.host_token) and not store.is_host(other.code, room.host_token)
+
+
+def test_credentials_and_links_are_stored_only_as_hashes(store):
+    room = store.create_room(LESSON)
+    link = store.new_host_link(room.code, room.host_token)
+    second = store.claim_host(room.code, store.new_host_link(room.code, room.host_token))
+    with store.engine.connect() as conn:
+        stored = " ".join(
+            str(value)
+            for table in ("gfg_rooms", "gfg_hosts")
+            for row in conn.exec_driver_sql(f"SELECT * FROM {table}")
+            for value in row
+        )
+    for secret in (room.host_token, link, second):
+        assert secret not in stored
+
+
+def test_a_lecturer_link_opens_once_and_a_new_link_replaces_the_old(store):
+    room = store.create_room(LESSON)
+    old = store.new_host_link(room.code, room.host_token)
+    new = store.new_host_link(room.code, room.host_token)  # "New lecturer link": the old one stops
+    with pytest.raises(classroom.RoomError, match="does not open this room"):
+        store.claim_host(room.code, old)
+    projector = store.claim_host(room.code, new)
+    assert store.is_host(room.code, projector) and projector != new
+    with pytest.raises(classroom.RoomError, match="does not open this room"):
+        store.claim_host(room.code, new)  # used: a photo of it is worth nothing
+    other = store.create_room(LESSON)
+    with pytest.raises(classroom.RoomError):
+        store.claim_host(other.code, store.new_host_link(room.code, room.host_token))  # cross-room
+
+
+def test_signing_out_other_screens_leaves_only_this_one(store):
+    room = store.create_room(LESSON)
+    projector = store.claim_host(room.code, store.new_host_link(room.code, room.host_token))
+    assert store.sign_out_others(room.code, room.host_token) == 1
+    assert store.is_host(room.code, room.host_token) and not store.is_host(room.code, projector)
+
+
+def test_an_ended_room_takes_no_votes_and_no_commands_but_keeps_its_record(store):
+    room, question = _choice_room(store)
+    store.vote(room.code, ANN, 0)
+    ended = store.end_room(room.code, room.host_token)
+    assert ended.ended and not ended.accepting_votes
+    with pytest.raises(classroom.VoteTooLate):
+        store.vote(room.code, BOB, 0)
+    with pytest.raises(classroom.RoomError, match="ended"):
+        store.set_phase(room.code, room.host_token, "voting")
+    assert store.counts(room.code, question.id, 1) == {"0": 1}
 
 
 def test_every_change_bumps_the_version_and_next_moves_on(store):
@@ -101,7 +176,8 @@ def test_every_change_bumps_the_version_and_next_moves_on(store):
     v2 = store.version(room.code)
     moved = store.next_question(room.code, room.host_token, questions[1].id)
     assert v1 < v2 < moved.version
-    assert (moved.question_id, moved.phase, moved.position) == (questions[1].id, "voting", 1)
+    assert (moved.question_id, moved.phase, moved.position, moved.round) == (questions[1].id, "voting", 1, 1)
+    assert moved.asked == (f"{questions[0].id}|", f"{questions[1].id}|")
     with pytest.raises(classroom.RoomError, match="not in the room's lesson"):
         store.next_question(room.code, room.host_token, "no-such-question")
 
@@ -110,22 +186,36 @@ def test_a_vote_is_checked_against_the_question(store):
     room, question = _choice_room(store)
     for bad in (len(question.options), -1, "1; DROP TABLE gfg_votes", 1.5, True, None, "<b>1</b>"):
         with pytest.raises(classroom.RoomError):
-            store.vote(room.code, "ann", bad)
-    with pytest.raises(classroom.RoomError, match="moved on"):
-        store.vote(room.code, "ann", 0, question_id="another-question")
+            store.vote(room.code, ANN, bad)
+    with pytest.raises(classroom.VoteTooLate, match="moved on"):
+        store.vote(room.code, ANN, 0, question_id="another-question")
+    with pytest.raises(classroom.RoomError, match="confidence"):
+        store.vote(room.code, ANN, 0, confidence="<script>")
     assert store.counts(room.code, question.id, 1) == {}
+
+
+def test_a_negative_count_is_refused_where_the_quantity_cannot_be_negative(store):
+    question = _number_question()
+    assert course.non_negative(question.lesson, question.id)
+    room = store.create_room(question.lesson, question.id)
+    with pytest.raises(classroom.RoomError, match="cannot be negative"):
+        store.vote(room.code, ANN, -4)
+    store.vote(room.code, ANN, 0)
+    assert store.counts(room.code, question.id, 1) == {"0.0": 1}
 
 
 def test_a_number_vote_must_be_finite_and_in_range():
     assert classroom.check_answer("3.5", right=4.0) == "3.5"
     assert classroom.check_answer(4000, right=4.0) == "4000.0"
-    for bad in ("nan", "inf", 4001, "four", [1]):
+    for bad in ("nan", "inf", 4001, "four", [1], "9" * 100):
         with pytest.raises(classroom.RoomError):
             classroom.check_answer(bad, right=4.0)
+    with pytest.raises(classroom.RoomError, match="negative"):
+        classroom.check_answer(-1, right=4.0, non_negative=True)
 
 
 def test_wrong_and_malformed_codes_are_refused(store):
-    for code in ("", "ABC", "0OIL15", "x" * 5000, None):
+    for code in ("", "ABC", "0OIL15", "x" * 5000, None, "[x](//e.vil)"):
         with pytest.raises(classroom.RoomError):
             store.room(code)
     assert classroom.normalise_code("acd-efgh") == ""  # 7 characters
@@ -133,11 +223,26 @@ def test_wrong_and_malformed_codes_are_refused(store):
     assert classroom.normalise_code(" acd-E fg ") == "ACDEFG"
 
 
+def test_a_countdown_closes_the_round_by_itself_and_a_late_vote_is_told_so(store):
+    now = [1_000_000.0]
+    timed = classroom.Store(store.engine, clock=lambda: now[0])
+    room, question = _choice_room(timed)
+    started = timed.start_countdown(room.code, room.host_token, 30)
+    assert started.seconds_left(now[0]) == 30
+    timed.vote(room.code, ANN, 0)
+    now[0] += 31
+    ballot = Ballot("press-1", room.code, question.id, "", 1, "1")
+    assert deliver(timed, BOB, ballot).status == LATE  # pressed in time, arrived after the close
+    closed = timed.room(room.code)
+    assert closed.phase == "results" and closed.closes_at is None
+    assert timed.counts(room.code, question.id, 1) == {"0": 1}
+
+
 def test_rooms_expire_and_are_cleaned_up(store):
     now = [1_000_000.0]
     timed = classroom.Store(store.engine, room_hours=12, clock=lambda: now[0])
     room = timed.create_room(LESSON)
-    timed.vote(room.code, "ann", 0) if not course.room_questions(LESSON)[0].is_numeric else None
+    timed.seen(room.code, ANN)
     now[0] += 11 * 3600
     assert timed.room(room.code).code == room.code
     now[0] += 2 * 3600
@@ -149,6 +254,7 @@ def test_rooms_expire_and_are_cleaned_up(store):
     now[0] = 1_000_000.0
     with pytest.raises(classroom.RoomError):
         timed.room(room.code)  # gone, not just hidden
+    assert not timed.is_host(room.code, room.host_token)
 
 
 def test_concurrent_votes_are_each_counted_once(store):
@@ -158,8 +264,8 @@ def test_concurrent_votes_are_each_counted_once(store):
     def cast(start: int) -> None:
         try:
             for i in range(start, start + 20):
-                store.vote(room.code, f"v{i}", i % 2)
-                store.vote(room.code, f"v{i}", i % 2)  # a double submit
+                store.vote(room.code, f"voter-{i:012d}", i % 2)
+                store.vote(room.code, f"voter-{i:012d}", i % 2)  # a double submit
         except Exception as exc:
             errors.append(exc)
 
@@ -172,11 +278,192 @@ def test_concurrent_votes_are_each_counted_once(store):
     assert store.counts(room.code, question.id, 1) == {"0": 40, "1": 40}
 
 
-def test_an_unreachable_database_is_a_clear_error():
-    with pytest.raises(classroom.StoreUnavailable, match="cannot be reached"):
+def test_a_retried_ballot_counts_once_and_a_newer_press_replaces_it(store):
+    room, question = _choice_room(store)
+    outbox = Outbox()
+    first = Ballot("press-1", room.code, question.id, "", 1, "0")
+    assert outbox.send(store, ANN, first).status == COUNTED
+    assert outbox.send(store, ANN, first).status == COUNTED  # the phone sent it again
+    assert outbox.send(store, ANN, Ballot("press-2", room.code, question.id, "", 1, "1")).status == COUNTED
+    assert store.counts(room.code, question.id, 1) == {"1": 1}
+    refused = outbox.send(store, ANN, Ballot("press-3", room.code, question.id, "", 1, "99"))
+    assert refused.status == REFUSED and "options" in refused.detail
+
+
+def test_joined_counts_phones_seen_in_the_last_minute(store):
+    now = [1_000_000.0]
+    timed = classroom.Store(store.engine, clock=lambda: now[0])
+    room = timed.create_room(LESSON)
+    timed.seen(room.code, ANN)
+    timed.seen(room.code, ANN)  # the same phone again
+    now[0] += 50
+    timed.seen(room.code, BOB)
+    assert timed.joined(room.code) == 2
+    now[0] += 20
+    assert timed.joined(room.code) == 1  # ann's phone left 70 s ago
+
+
+def test_rate_limits_are_shared_by_every_replica_and_windowed(store):
+    now = [1_000_020.0]
+    one = classroom.Store(store.engine, clock=lambda: now[0])
+    two = classroom.Store(store.engine, clock=lambda: now[0])  # a second replica on the same database
+    assert [one.hit("code", "203.0.113.9", 60) for _ in range(3)] == [1, 2, 3]
+    assert two.hit("code", "203.0.113.9", 60) == 4
+    assert two.hits("code", "203.0.113.9", 60) == 4 and two.hits("code", "203.0.113.10", 60) == 0
+    now[0] += 60
+    assert one.hits("code", "203.0.113.9", 60) == 0  # a new minute
+
+
+def test_the_client_address_is_the_proxys_last_forwarded_entry_only_behind_a_trusted_proxy():
+    trusted = frozenset({"127.0.0.1", "::1", "10.0.0.5"})
+    assert client_address(None, None, trusted) == "127.0.0.1"
+    # nginx appends the address it saw; anything before it is what the client claimed
+    assert client_address("127.0.0.1", "6.6.6.6, 198.51.100.7", trusted) == "198.51.100.7"
+    assert client_address("10.0.0.5", "198.51.100.7", trusted) == "198.51.100.7"
+    assert client_address("198.51.100.8", "6.6.6.6", trusted) == "198.51.100.8"  # not our proxy
+    assert client_address("2001:db8::1", None, trusted) == client_address("2001:db8::ffff", None, trusted)
+
+
+def test_the_record_and_its_csv_give_votes_share_right_and_confidence_per_round(store):
+    room, question = _choice_room(store)
+    right = int(question.answer)
+    wrong = (right + 1) % len(question.options)
+    store.vote(room.code, ANN, right, confidence="sure")
+    store.vote(room.code, BOB, wrong, confidence="sure")
+    store.vote(room.code, CAT, wrong, confidence="unsure")
+    store.set_phase(room.code, room.host_token, "results")
+    store.set_phase(room.code, room.host_token, "revoting")
+    store.vote(room.code, BOB, right)
+    rows = record_rows([(question, "")], store.record(room.code))
+    assert len(rows) == 2 * len(question.options)  # every option, both rounds
+    first_wrong = next(
+        r for r in rows if r["round"] == "first vote" and r["answer"].startswith(chr(65 + wrong))
+    )
+    assert (first_wrong["votes"], first_wrong["sure"], first_wrong["unsure"]) == (2, 1, 1)
+    assert first_wrong["median_confidence"] == "split" and first_wrong["right"] == "no"
+    assert first_wrong["round_share_right"] == round(1 / 3, 4)
+    revote_right = next(r for r in rows if r["round"] == "revote" and r["right"] == "yes")
+    assert (revote_right["votes"], revote_right["round_share_right"]) == (1, 1.0)
+    text = to_csv(rows)
+    assert text.splitlines()[0] == ",".join(CSV_COLUMNS) and len(text.splitlines()) == 1 + len(rows)
+    assert (median_confidence(3, 1), median_confidence(0, 2), median_confidence(0, 0)) == (
+        "sure",
+        "unsure",
+        "",
+    )
+
+
+def test_same_question_new_numbers_cycles_through_every_variant():
+    q = next(q for lesson in load_lessons() for q in lesson.questions if len(q.variants()) >= 2)
+    keys = {""} | {v.variant_key for v in q.variants()}
+    asked = [""]
+    for _ in range(2 * len(keys)):
+        nxt = course.next_variant(q.lesson, q.id, asked)
+        asked.append(nxt.variant_key if nxt.variant_index else "")
+    assert set(asked[: len(keys)]) == keys  # every variant before any repeats
+    assert set(asked[len(keys) : 2 * len(keys)]) == keys  # then again, all of them
+    assert all(a != b for a, b in itertools.pairwise(asked))  # never the same twice running
+    assert course.next_after(q.lesson, course.room_questions(q.lesson)[-1].id) is None
+
+
+def test_a_ballot_from_a_phone_is_checked_before_it_reaches_the_store():
+    good = {"id": "abcdefgh", "code": "acdefg", "question": "q", "variant": "", "round": 1, "answer": 2}
+    assert Ballot.from_payload(good).slot == ("ACDEFG", "q", "", 1)
+    for bad in (
+        None,
+        [],
+        {**good, "id": "<img>"},
+        {**good, "code": "[x](//e.vil)"},
+        {**good, "round": 3},
+        {**good, "answer": True},
+        {**good, "answer": {"$gt": 1}},
+        {**good, "question": "x" * 500},
+    ):
+        with pytest.raises(classroom.RoomError):
+            Ballot.from_payload(bad)
+    assert (
+        classroom.valid_voter("a" * 22)
+        and not classroom.valid_voter("ann")
+        and not classroom.valid_voter(None)
+    )
+
+
+def test_tables_of_an_earlier_version_gain_the_new_columns_and_its_host_links_still_open(tmp_path):
+    """A database the previous release created (no round, countdown, confidence or credentials):
+    opening it adds what is missing, and a room's old host token opens it once as a link."""
+    import hashlib
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TABLE gfg_rooms (code VARCHAR(16) PRIMARY KEY, host_hash VARCHAR(64) NOT NULL, "
+            "lesson_id VARCHAR(64) NOT NULL, question_id VARCHAR(64) NOT NULL, "
+            "variant VARCHAR(512) NOT NULL, "
+            "position INTEGER NOT NULL, phase VARCHAR(16) NOT NULL, version INTEGER NOT NULL, "
+            "created FLOAT NOT NULL, touched FLOAT NOT NULL)"
+        )
+        conn.exec_driver_sql(
+            "CREATE TABLE gfg_votes (code VARCHAR(16), question_id VARCHAR(64), variant VARCHAR(512), "
+            "round INTEGER, voter VARCHAR(64), answer VARCHAR(64) NOT NULL, at FLOAT NOT NULL, "
+            "PRIMARY KEY (code, question_id, variant, round, voter))"
+        )
+        first = course.room_questions(LESSON)[0].id
+        conn.exec_driver_sql(
+            "INSERT INTO gfg_rooms VALUES ('ACDEFG', ?, ?, ?, '', 0, 'voting', 1, ?, ?)",
+            (hashlib.sha256(b"old-token").hexdigest(), LESSON, first, time.time(), time.time()),
+        )
+    engine.dispose()
+    store = classroom.open_store(url)
+    room = store.room("ACDEFG")
+    assert (room.round, room.closes_at, room.ask_confidence) == (1, None, True)
+    credential = store.claim_host("ACDEFG", "old-token")
+    assert store.is_host("ACDEFG", credential)
+    store.vote("ACDEFG", ANN, 0, confidence="sure")
+    assert store.confidence("ACDEFG", first, 1, "") == {"0": {"sure": 1}}
+
+
+def test_an_unreachable_database_is_a_clear_error_within_a_second():
+    started = time.monotonic()
+    with pytest.raises(classroom.StoreUnavailable, match="not answering") as caught:
         classroom.open_store("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert time.monotonic() - started < 1.5
+    assert "127.0.0.1" not in str(caught.value) and "psycopg" not in str(caught.value)
     with pytest.raises(classroom.StoreUnavailable, match="not usable"):
         classroom.open_store("not a url")
+
+
+def test_postgresql_stopped_mid_class_waits_and_every_kept_vote_lands_once_after(postgres):
+    """The outage the issue measured: PostgreSQL stopped with a class in a room. Every read and
+    write says "not answering" within about a second (not a traceback after 5 s); a vote pressed
+    then waits in the outbox and lands exactly once when the server is back; the same store object
+    recovers by itself."""
+    store = classroom.open_store(postgres.url, connect=False)
+    _empty(store)
+    room, question = _choice_room(store)
+    outbox = Outbox()
+    assert outbox.send(store, ANN, Ballot("press-a", room.code, question.id, "", 1, "0")).status == COUNTED
+    postgres.halt()
+    try:
+        for call in (
+            lambda: store.room(room.code),
+            lambda: store.counts(room.code, question.id, 1),
+            lambda: store.set_phase(room.code, room.host_token, "results"),
+            lambda: store.hit("code", "198.51.100.1", 60),
+        ):
+            started = time.monotonic()
+            with pytest.raises(classroom.StoreUnavailable, match="not answering"):
+                call()
+            assert time.monotonic() - started < 1.5
+        kept = outbox.send(store, BOB, Ballot("press-b", room.code, question.id, "", 1, "1"))
+        assert kept.status == WAITING and not kept.final
+        assert [d.status for d in outbox.retry(store, BOB)] == [WAITING]
+    finally:
+        postgres.resume()
+    assert [d.status for d in outbox.retry(store, BOB)] == [COUNTED]
+    assert outbox.retry(store, BOB) == []  # nothing left waiting
+    assert store.counts(room.code, question.id, 1) == {"0": 1, "1": 1}
+    store.engine.dispose()
 
 
 def test_the_default_store_is_an_sqlite_file_under_the_data_directory(tmp_path, monkeypatch):
@@ -194,12 +481,25 @@ def test_gfg_class_db_chooses_the_engine(postgres, monkeypatch):
     assert classroom.open_store().dialect == "postgresql"
 
 
-def test_another_variant_gives_new_numbers_until_none_is_left():
-    q = next(q for lesson in load_lessons() for q in lesson.questions if q.has_variants)
-    asked = {""}
-    seen = []
-    while (nxt := course.another_variant(q.lesson, q.id, asked)) is not None:
-        asked.add(nxt.variant_key)
-        seen.append(nxt.answer)
-    assert len(seen) == len(q.variants())
-    assert course.next_after(q.lesson, course.room_questions(q.lesson)[-1].id) is None
+def test_the_vote_chart_is_a_valid_figure_with_counts_readable_on_their_bars():
+    """charts/classroom.py's spec, compact (projector) and not, passes plotly's own validation; the
+    counts inside bars are black on sky blue and white on blue, and after the reveal each count
+    says how many were sure."""
+    import plotly.graph_objects as go
+
+    from charts.classroom import INSIDE_TEXT, votes_figure
+
+    for compact in (False, True):
+        spec = votes_figure(
+            ("A. one", "B. two"), (3, 1), (4, 0), right=(True, False), sure=((2, 1), (4, 0)), compact=compact
+        )
+        go.Figure(spec)  # raises on anything plotly does not accept
+        first, revote = spec["data"]
+        assert first["text"] == ["3 (75%) · 2 sure", "1 (25%) · 1 sure"] and revote["text"][1] == "0 (0%)"
+        assert [t["insidetextfont"]["color"] for t in spec["data"]] == [
+            INSIDE_TEXT[first["marker"]["color"]],
+            INSIDE_TEXT[revote["marker"]["color"]],
+        ]
+        headline = spec["layout"]["title"]["text"].replace("<br>", " ")
+        assert "first vote: 75% right, revote: 100% right" in headline
+    assert votes_figure(("A. one",), (1,))["layout"]["title"]["text"].startswith("1 vote")
