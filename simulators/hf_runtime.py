@@ -789,6 +789,30 @@ def _llama_like(p: _Pass) -> None:
     _finish(p, hidden, [embeds, pos, *masks.values(), *tables], lambda: p.llama_norm(h))
 
 
+def _sandwich_tail(
+    p: _Pass, layer: _Layer, N: int, h: int, out: str, probs: str | None, done: tuple[str, ...], norm
+) -> str:
+    """The Gemma layers' sandwich after attention (``Gemma2DecoderLayer`` / ``Gemma3DecoderLayer`` /
+    ``Gemma4TextDecoderLayer.forward``): o_proj, post-attention norm, residual add, pre-feed-forward
+    norm, the gated MLP, post-feed-forward norm, residual add. Frees what the attention left
+    (``out`` and ``done``) as the code drops it; returns the layer's output."""
+    o = p.alloc("o_proj", N * h * ACT_BYTES)
+    p.free(out, *done)
+    post = norm()
+    p.free(o)
+    resid = p.alloc("residual_add", N * h * ACT_BYTES)
+    p.free(post)
+    p.at(f"layer {layer.index} MLP")
+    normed2 = norm()
+    down = p.gated_mlp(layer.mlp_width)
+    p.free(normed2)
+    post2 = norm()
+    p.free(down)
+    new_hidden = p.alloc("layer_out", N * h * ACT_BYTES)
+    p.free(post2, resid, probs)
+    return new_hidden
+
+
 def _softmax_moe(p: _Pass) -> str:
     """The softmax top-k mixture-of-experts blocks: ``Qwen2MoeSparseMoeBlock`` /
     ``Qwen3NextSparseMoeBlock`` (Qwen 3.5-MoE's is the same code: the shared expert first, the
@@ -939,20 +963,7 @@ def _gemma(p: _Pass) -> None:
         p.free(q, k)
         p.cache_update(layer, k_e, v)
         out, probs = p.attend(layer, masks)
-        o = p.alloc("o_proj", N * h * ACT_BYTES)
-        p.free(out, q_e, normed)
-        post = p.gemma_norm(h)
-        p.free(o)
-        resid = p.alloc("residual_add", N * h * ACT_BYTES)
-        p.free(post)
-        p.at(f"layer {layer.index} MLP")
-        normed2 = p.gemma_norm(h)
-        down = p.gated_mlp(layer.mlp_width)
-        p.free(normed2)
-        post2 = p.gemma_norm(h)
-        p.free(down)
-        new_hidden = p.alloc("layer_out", N * h * ACT_BYTES)
-        p.free(post2, resid, probs)
+        new_hidden = _sandwich_tail(p, layer, N, h, out, probs, (q_e, normed), lambda: p.gemma_norm(h))
         if hidden != embeds:
             p.free(hidden)
         hidden = new_hidden
@@ -1035,20 +1046,7 @@ def _gemma4(p: _Pass) -> None:
         p.free(v)
         p.cache_update(layer, k_r, v_n)
         out, probs = p.attend(layer, masks)
-        o = p.alloc("o_proj", N * h * ACT_BYTES)
-        p.free(out, q_r, normed)
-        post = p.gemma4_norm(h)
-        p.free(o)
-        resid = p.alloc("residual_add", N * h * ACT_BYTES)
-        p.free(post)
-        p.at(f"layer {layer.index} MLP")
-        normed2 = p.gemma4_norm(h)
-        down = p.gated_mlp(layer.mlp_width)
-        p.free(normed2)
-        post2 = p.gemma4_norm(h)
-        p.free(down)
-        new_hidden = p.alloc("layer_out", N * h * ACT_BYTES)
-        p.free(post2, resid, probs)
+        new_hidden = _sandwich_tail(p, layer, N, h, out, probs, (q_r, normed), lambda: p.gemma4_norm(h))
         if hidden != embeds:
             p.free(hidden)
         hidden = new_hidden
