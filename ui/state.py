@@ -206,6 +206,11 @@ class PageState:
         wk = self._seed(key)
         if st.session_state[wk] not in choices:  # a narrowed option list (e.g. per task)
             st.session_state[wk] = p.default if p.default in choices else choices[0]
+        elif self.ns:
+            # An embedded view (a lesson step): send the value with every run, so a browser that
+            # mounts the box again shows the value in use, not the first option (seen in Chromium
+            # on lesson 9's worked problem: the box read "HDR" while the chart used NDR)
+            st.session_state[wk] = st.session_state[wk]
         target = container or st
         common = {"format_func": p.label, "key": wk, "help": help, "disabled": disabled}
         if widget == "segmented":

@@ -183,3 +183,27 @@ def test_a_slide_keeps_its_question_above_the_fold_and_a_clicker_follows_the_pla
     page.keyboard.press("PageUp")
     page.wait_for_url(lambda url: f"lesson={slides[1][0].id}" in url and f"step={slides[1][1]}" in url)
     context.close()
+
+
+def test_an_embedded_views_select_box_shows_the_value_in_use(app_url, browser):
+    """Lesson 9's worked problem embeds the Parallelism view with the link between nodes at its
+    default; the box must name that link, the one the chart computes with (Chromium used to
+    display the first option, InfiniBand HDR, beside a chart computed for NDR)."""
+    from simulators.hardware import get_interconnect
+    from simulators.parallelism import DEFAULT_INTER_NODE_LINK
+
+    lesson = next(item for item in LESSONS if item.id == "many-gpus")
+    number = next(
+        n
+        for n, step in enumerate(lesson.steps, start=1)
+        if step.view is not None and "par_inter" in step.view.controls
+    )
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{app_url}/lessons?lesson={lesson.id}&step={number}")
+    _settle(page, 1500)
+    box = page.locator('[data-testid="stSelectbox"] input').first
+    box.wait_for(timeout=60_000)
+    _settle(page, 1000)
+    assert box.get_attribute("value") == get_interconnect(DEFAULT_INTER_NODE_LINK).name
+    context.close()
