@@ -1533,15 +1533,15 @@ def speed_at_concurrency(
     the checkpoint's format (a MoE reads the experts its batch touches; the untied input
     embedding is a lookup) and every request's KV blocks. None when no request fits.
     """
-    from simulators.llm_speed import expected_experts_touched
+    from simulators.llm_speed import decode_step, expected_experts_touched
 
     spec, config = _as_spec(spec, config)
     accel = _resolve_gpu(gpu)
     batch = int(startup.max_concurrency)
-    if startup.verdict != "fits" or batch < 1:
+    if startup.verdict != "fits" or batch < 1 or not accel.memory_bandwidth_bytes_per_s:
         return None
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
-    parts = vllm_weight_bytes(spec, layout, startup.tp, config)
+    parts = startup.weights_parts  # the ledger's own weights, per GPU, by part
     experts = parts["experts"]
     if spec.is_moe and spec.num_experts:
         touched = expected_experts_touched(spec.num_experts, spec.experts_per_token, batch)
@@ -1551,10 +1551,14 @@ def speed_at_concurrency(
     weight_read = per_gpu * startup.tp
     kv_read = batch * startup.needed_per_request_bytes * startup.tp
     context = startup.max_model_len
-    cached = sum(spec.cached_tokens_per_layer(context)) / max(spec.num_layers, 1)
-    head_size = spec.qk_nope_head_dim + spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
-    q_width = spec.num_heads * head_size
-    flops = 2 * spec.matmul_params(active=True) * batch + 4 * spec.num_layers * q_width * cached * batch
+    # the FLOPs of one step are decode_step's (they do not depend on how the weights are stored)
+    flops = decode_step(
+        spec,
+        bandwidth_bytes_per_s=accel.memory_bandwidth_bytes_per_s,
+        peak_flops=math.inf,
+        batch=batch,
+        context_tokens=context,
+    ).flops
     if layout.quantized == "linear" and layout.bits == 8 and "INT8" in layout.label:
         wanted = "int8"
     elif layout.quantized == "linear" and layout.bits == 8:
@@ -1562,7 +1566,7 @@ def speed_at_concurrency(
     else:
         wanted = "fp16" if layout.dtype == "float16" else "bf16"
     dtype_used = next((d for d in (wanted, "bf16", "fp16") if accel.supports(d)), None)
-    if dtype_used is None or not accel.memory_bandwidth_bytes_per_s:
+    if dtype_used is None:
         return None
     n = startup.tp
     return ConcurrencySpeed(
