@@ -8,7 +8,7 @@ from itertools import groupby
 import streamlit as st
 
 from content.pages import term_href
-from glossary import CATEGORIES, load_terms, search, terms_by_id
+from glossary import CATEGORIES, load_terms, search, suggest, terms_by_id
 from ui.term_view import render_term
 from ui.url_state import seed_from_url, write_to_url
 
@@ -28,10 +28,13 @@ if requested:
         render_term(term, by_id)
         st.stop()
     st.title("Glossary")
+    close = suggest(requested, limit=5)
     st.warning(
-        f"There is no term with the id “{requested[:80]}”. Closest matches:", icon=":material/search_off:"
+        f"There is no term with the id “{requested[:80]}”. "
+        + ("Terms with a close name:" if close else "No term has a name close to it."),
+        icon=":material/search_off:",
     )
-    for match in search(requested.replace("-", " "), limit=5):
+    for match in close:
         st.page_link(
             "app_pages/glossary.py", label=match.title, query_params={"term": match.id}, help=match.summary
         )
@@ -40,8 +43,9 @@ if requested:
 
 st.title("Glossary")
 st.caption(
-    f"{len(terms)} terms in {len(CATEGORIES)} categories. Search ignores case, hyphens and plurals, "
-    "knows acronyms, and forgives typos."
+    f"{len(terms)} terms in {len(CATEGORIES)} categories. This box lists every matching term, best "
+    "first, within the category picked; the sidebar's box searches the same way but opens the best "
+    "match at once. Search ignores case, hyphens and plurals, knows acronyms, and forgives typos."
 )
 query = st.text_input(
     "Search terms",

@@ -2,7 +2,7 @@
 
 from glossary.loader import TermFileError, load_terms, terms_by_id
 from glossary.model import CATEGORIES, SimulatorLink, Term
-from glossary.search import SearchIndex, search
+from glossary.search import SearchIndex, search, suggest
 
 __all__ = [
     "CATEGORIES",
@@ -12,5 +12,6 @@ __all__ = [
     "TermFileError",
     "load_terms",
     "search",
+    "suggest",
     "terms_by_id",
 ]

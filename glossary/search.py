@@ -64,6 +64,11 @@ def _singular(word: str) -> str:
     return word
 
 
+def _informative(word: str) -> bool:
+    """A word that can carry a full-text match: two or more characters, not a bare number."""
+    return len(word) >= 2 and not re.fullmatch(r"[\d.]+", word)
+
+
 def words(text: str) -> list[str]:
     """Lower-case, American-spelled, singular words of ``text`` (hyphens split words)."""
     text = text.casefold().replace("’", "'").replace("'s ", " ")
@@ -179,9 +184,14 @@ class SearchIndex:
                 key, self.name_keys_list, scorer=fuzz.ratio, limit=8, score_cutoff=78
             ):
                 offer(self.name_choices[position][1], 500.0 + score - penalty)
-            # 4. full text: every query word weighted by rarity and where it occurs
-            content = content or variant
+            # 4. full text: every query word weighted by rarity and where it occurs.
+            # Only informative words count (not a lone digit, letter or number: "1" occurs in
+            # most bodies), and a term must hold more than half of them, so junk such as
+            # "<script>alert(1)</script>" matches nothing instead of every page with a "1".
+            content = list(dict.fromkeys(w for w in (content or variant) if _informative(w)))
             for index, entry in enumerate(self.entries):
+                if not content:
+                    break
                 total, matched = 0.0, 0
                 for w in content:
                     idf = self.idf.get(w)
@@ -193,11 +203,41 @@ class SearchIndex:
                     if hit:
                         matched += 1
                         total += hit * idf
-                if matched:
+                if matched and 2 * matched > len(content):
                     coverage = matched / len(content)
                     offer(index, min(total * coverage * coverage, 400.0) - penalty)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], self.entries[item[0]].term.title))
         return [self.entries[i].term for i, _ in ranked[:limit]]
+
+    def suggest(self, text: str, limit: int = 5) -> list[Term]:
+        """Terms whose title or alias is close to ``text`` (an id or name typed wrong).
+
+        Names only, never full text: a mistyped id ("kv-cahce") finds "KV cache", and
+        anything not close to a name ("zzz-unknown-term") finds nothing.
+        """
+        key = compact(text)
+        if len(key) < 2 or limit <= 0:
+            return []
+        scores: dict[int, float] = {}
+        for index, is_title in self.exact.get(key, ()):
+            scores[index] = max(scores.get(index, 0.0), 1000.0 + is_title)
+        if len(key) >= 3:
+            for name_key, index in self.name_choices:
+                if name_key.startswith(key) and name_key != key:
+                    scores[index] = max(scores.get(index, 0.0), 900.0 - min(len(name_key) - len(key), 50))
+        for _name_key, score, position in process.extract(
+            key, self.name_keys_list, scorer=fuzz.ratio, limit=limit * 2, score_cutoff=_SUGGEST_CUTOFF
+        ):
+            index = self.name_choices[position][1]
+            scores[index] = max(scores.get(index, 0.0), 500.0 + score)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.entries[item[0]].term.title))
+        return [self.entries[i].term for i, _ in ranked[:limit]]
+
+
+# Edit similarity (0-100) a name needs to be offered for a mistyped id: one or two slips
+# in a name ("kvcahce" ~ "kvcache" scores 86); "sparseattention" ~ "pagedattention" scores 83
+# on the shared "attention" alone, so it is not offered.
+_SUGGEST_CUTOFF = 85
 
 
 @functools.lru_cache(maxsize=1)
@@ -215,3 +255,10 @@ def search(query: str, limit: int = 10) -> list[Term]:
     if not isinstance(query, str):
         return []
     return default_index().search(query[:200], limit)
+
+
+def suggest(text: str, limit: int = 5) -> list[Term]:
+    """Terms whose name is close to ``text`` (for an unknown ``?term=`` id); often none."""
+    if not isinstance(text, str):
+        return []
+    return default_index().suggest(text[:200], limit)

@@ -21,6 +21,8 @@ def sidebar_search() -> None:
             type="search",
             max_chars=200,
             persist_state="session",  # keep the query across the page switch it triggers
+            help="Opens the best-matching term and lists other matches here. The Glossary "
+            "page's own box searches the same way and lists every match.",
         )
         query = (query or "").strip()
         if not query:
