@@ -1,4 +1,4 @@
-"""vLLM's start-up ledger (simulators/engines.py) against real vLLM 0.19 start-ups.
+"""vLLM's start-up ledger (simulators/engines/vllm.py) against real vLLM 0.19 start-ups.
 
 The real runs: ``tests/data/vllm_startup_calibration.jsonl`` (four start-ups on one H100 80GB
 node, the lines vLLM printed) and ``tests/data/vllm_startups.jsonl`` (125 public start-up logs:
@@ -91,7 +91,7 @@ def _predict(row: dict) -> engines.VllmStartup:
 
 PREDICTED = [r for r in STARTUPS if _predictable(r) and not r.get("duplicate_of_calibration")]
 # MXFP4 experts on Hopper: triton_kernels' swizzled scale layout pads in ways not modelled yet
-# (engines._mxfp4_expert_bytes); the weights land within 2.5 % there, 1 % everywhere else.
+# (engines.vllm._mxfp4_expert_bytes); the weights land within 2.5 % there, 1 % everywhere else.
 MXFP4_WEIGHT_TOLERANCE = 0.025
 
 
@@ -227,7 +227,7 @@ def test_hybrid_state_layers_raise_the_block_size():
     state = {s.page_bytes for _, s in specs if s.kind == "mamba"}
     assert block % 16 == 0 and block > 16 and notes
     assert state == {block * attention_page_per_token}  # the state page is padded to the attention page
-    state_bytes = engines._mamba_state_page(preset.config, preset.spec, 1, 2)
+    state_bytes = engines.vllm._mamba_state_page(preset.config, preset.spec, 1, 2)
     assert (block - 16) * attention_page_per_token < state_bytes
 
 

@@ -1,8 +1,8 @@
-"""What a runtime does with a model: vLLM's start-up ledger, and transformers' prefill peak.
+"""vLLM's start-up ledger, as vLLM 0.19.0's own code computes it, and a reader for its logs.
 
 ``llm_memory`` sizes an idealised runtime. People run engines, and an engine reserves memory in
-its own way. This module follows what the engine's own source does, term by term, and names the
-file each term comes from:
+its own way. This module follows what vLLM's source does, term by term, and names the file each
+term comes from:
 
 - ``vllm_startup`` reproduces the memory ledger vLLM 0.19.0 prints when it starts
   (``vllm/v1/worker/gpu_worker.py: determine_available_memory``): it requests
@@ -13,82 +13,30 @@ file each term comes from:
   hybrid model), and only then captures CUDA graphs on top of its budget.
 - ``parse_vllm_log`` reads those lines back from a real start-up log, so a reader can put what
   their engine printed beside the prediction (``compare_with_log``).
-- ``transformers_prefill`` (from ``simulators.hf_runtime``) is the peak of one prefill in Hugging
-  Face transformers as its code runs it.
 
 Pure Python: no torch, no vLLM. Sizes in bytes; GiB = 2^30 bytes, as vLLM prints them.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from simulators.hardware import Accelerator, get_accelerator
+from simulators.engines.device import (
+    reported_memory_bytes,
+    reported_memory_source,
+)
+from simulators.engines.ledger import EngineError, GiB, Ledger, LogError, MiB, Term, resolve_gpu
+from simulators.hardware import Accelerator
 from simulators.llm_memory import inference_activation_bytes
 from simulators.model_config import ModelSpec
 
-GiB = 2**30
-MiB = 2**20
 VLLM_VERSION = "0.19.0"
 # Each term below names the file of vLLM 0.19.0 it follows (the released wheel's source).
 VLLM_SOURCE = "vLLM 0.19.0"
-
-DATA_DIR = Path(__file__).resolve().parent / "data"
-REPORTED_MEMORY_CSV = DATA_DIR / "reported_memory.csv"
-
-ENGINES: dict[str, str] = {
-    "vllm": "vLLM (serving): its start-up ledger, exact to what its code does",
-    "transformers": "transformers (generate on one process): the peak of one prefill",
-    "ideal": "Idealised runtime: weights + KV cache + one layer's activations + a fixed overhead",
-}
-
-
-class EngineError(ValueError):
-    """A model or setting this module cannot size exactly: the message names the field."""
-
-
-# ---------------------------------------------------------------------------------------------
-# The device: the memory it reports (not its label)
-# ---------------------------------------------------------------------------------------------
-
-
-@cache
-def _reported_memory_rows() -> dict[str, dict[str, str]]:
-    with REPORTED_MEMORY_CSV.open(encoding="utf-8", newline="") as handle:
-        rows = {row["accelerator_id"]: row for row in csv.DictReader(handle)}
-    for row in rows.values():
-        if int(row["reported_bytes"]) <= 0 or not row["source"].strip():
-            raise ValueError(f"reported_memory.csv: row {row['accelerator_id']!r} needs bytes and a source")
-    return rows
-
-
-def reported_memory_bytes(gpu: str | Accelerator) -> int | None:
-    """Bytes the device reports as its total (``cudaMemGetInfo``), where a real device was read.
-
-    An H100 "80GB" reports 79.18 GiB, not 80: the label is the HBM fitted, the driver keeps some.
-    None when no sourced reading exists for this catalog row (``data/reported_memory.csv``).
-    """
-    gpu_id = gpu.id if isinstance(gpu, Accelerator) else str(gpu)
-    row = _reported_memory_rows().get(gpu_id)
-    return int(row["reported_bytes"]) if row else None
-
-
-def reported_memory_source(gpu: str | Accelerator) -> str:
-    gpu_id = gpu.id if isinstance(gpu, Accelerator) else str(gpu)
-    row = _reported_memory_rows().get(gpu_id)
-    return f"{row['how']} ({row['source']})" if row else ""
-
-
-def reported_memory_ids() -> tuple[str, ...]:
-    """Catalog ids with a sourced device-reported capacity."""
-    return tuple(_reported_memory_rows())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -975,19 +923,35 @@ class VllmStartup:
     def non_kv_bytes(self) -> float:
         return self.weights_bytes + self.activation_bytes + self.non_torch_bytes
 
+    def ledger(self) -> Ledger:
+        """This start-up as the engines' shared ``Ledger``: each term with its cause and source."""
+        return Ledger(
+            engine="vllm",
+            version=VLLM_VERSION,
+            device=self.gpu,
+            total_bytes=self.total_bytes,
+            terms=tuple(
+                Term(
+                    key=_PART_KEYS[key],
+                    label=label,
+                    bytes=max(float(getattr(self, key)), 0.0),
+                    cause=_TERM_CAUSES[key],
+                    source=_TERM_SOURCES[key],
+                    kind="measured" if key in _MEASURED_TERMS else "derived",
+                    low=_MEASURED_TERMS[key](self)[0] if key in _MEASURED_TERMS else None,
+                    high=_MEASURED_TERMS[key](self)[1] if key in _MEASURED_TERMS else None,
+                    glossary=term,
+                )
+                for key, (label, term) in LEDGER_TERMS.items()
+            ),
+            verdict=self.verdict,
+            message=self.message,
+        )
+
 
 def format_gib(value: float) -> str:
     """A size as vLLM prints it: GiB rounded to two decimals (``utils/mem_utils.py: format_gib``)."""
     return f"{round(value / GiB, 2)}"
-
-
-def _resolve_gpu(gpu: str | Accelerator) -> Accelerator:
-    if isinstance(gpu, Accelerator):
-        return gpu
-    try:
-        return get_accelerator(gpu)
-    except (KeyError, ValueError) as exc:
-        raise EngineError(f"gpu {gpu!r} is not in the catalog") from exc
 
 
 def _as_spec(spec: ModelSpec | Mapping[str, Any], config: Mapping[str, Any] | None):
@@ -1028,7 +992,7 @@ def vllm_startup(
     activations that leave nothing for the cache, too little KV memory for one request.
     """
     spec, config = _as_spec(spec, config)
-    accel = _resolve_gpu(gpu)
+    accel = resolve_gpu(gpu)
     if not 0 < gpu_memory_utilization <= 1:
         raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization!r}")
     if tp < 1 or pp < 1:
@@ -1352,10 +1316,6 @@ LOG_TERMS = (
 )
 
 
-class LogError(ValueError):
-    """A text that is not a vLLM start-up log this parser can read."""
-
-
 def parse_vllm_log(text: str) -> dict[str, Any]:
     """The start-up terms found in a real vLLM log, keyed and in units as ``VllmStartup``'s fields.
 
@@ -1465,6 +1425,27 @@ _PART_KEYS = {
 }
 
 
+_TERM_CAUSES = {
+    "weights_bytes": "the checkpoint's tensors as loaded, plus the rotary table",
+    "activation_bytes": "kept free for the largest batch the profile run measured",
+    "non_torch_bytes": "CUDA kernels, cuBLAS and NCCL buffers outside PyTorch",
+    "kv_bytes": "the rest of the request, cut into KV-cache blocks",
+    "cuda_graph_bytes": "captured after the pool is sized, on top of the request",
+}
+_TERM_SOURCES = {
+    "weights_bytes": f"{VLLM_SOURCE}: vllm/model_executor/model_loader, the checkpoint's quantization_config",
+    "activation_bytes": f"{VLLM_SOURCE}: vllm/v1/worker/gpu_model_runner.py profile_run",
+    "non_torch_bytes": f"{VLLM_SOURCE}: vllm/utils/mem_utils.py memory_profiling (measured)",
+    "kv_bytes": f"{VLLM_SOURCE}: vllm/v1/core/kv_cache_utils.py",
+    "cuda_graph_bytes": f"{VLLM_SOURCE}: vllm/v1/worker/gpu_model_runner.py capture_model (measured)",
+}
+# terms that rest on real runs, with the range seen across them
+_MEASURED_TERMS = {
+    "non_torch_bytes": lambda s: (s.non_torch_bytes, s.non_torch_bytes),
+    "cuda_graph_bytes": lambda s: (s.cuda_graph_bytes, s.cuda_graph_bytes),
+}
+
+
 def ledger_breakdown(ledger: VllmStartup | Mapping[str, Any]) -> Any:
     """The ledger (predicted, or parsed from a log) as an ``llm_memory.MemoryBreakdown``: the
     parts of the GPU's memory vLLM takes, in the order it takes them, for the memory bar chart."""
@@ -1536,7 +1517,7 @@ def speed_at_concurrency(
     from simulators.llm_speed import decode_step, expected_experts_touched
 
     spec, config = _as_spec(spec, config)
-    accel = _resolve_gpu(gpu)
+    accel = resolve_gpu(gpu)
     batch = int(startup.max_concurrency)
     if startup.verdict != "fits" or batch < 1 or not accel.memory_bandwidth_bytes_per_s:
         return None
@@ -1579,10 +1560,3 @@ def speed_at_concurrency(
         compute_time_s=flops / (accel.peak_flops(dtype_used) * n),
         compute_dtype=dtype_used,
     )
-
-
-def transformers_prefill(spec: ModelSpec, **kwargs: Any) -> Any:
-    """The peak of one transformers prefill: see ``simulators.hf_runtime.transformers_prefill``."""
-    from simulators.hf_runtime import transformers_prefill as _prefill
-
-    return _prefill(spec, **kwargs)

@@ -337,7 +337,7 @@ VIEWS = {
 
 
 # ---------------------------------------------------------------------------------------------
-# The engine a reader runs: vLLM's start-up ledger (simulators/engines.py)
+# The engine a reader runs: vLLM's start-up ledger (simulators/engines/vllm.py)
 # ---------------------------------------------------------------------------------------------
 
 VLLM_WEIGHT_FORMATS = {"bf16": None, "fp16": "float16", "fp32": "float32"}
