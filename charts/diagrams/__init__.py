@@ -22,6 +22,7 @@ import functools
 import importlib
 import inspect
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,10 +75,24 @@ class GpuChoices:
     left_out: Mapping[str, tuple[str, ...]]
 
     def note(self) -> str:
-        """One sentence per reason, naming who is left out; "" when every accelerator draws."""
-        return " ".join(
-            f"Not offered: {', '.join(names)} ({reason})." for reason, names in self.left_out.items()
+        """One line saying how many accelerators are left out and why, with counts, never a list of
+        names (a caption, not a roll call); "" when every accelerator draws."""
+        if not self.left_out:
+            return ""
+        left = sum(len(names) for names in self.left_out.values())
+        total = left + len(self.ids)
+        reasons = sorted(self.left_out.items(), key=lambda item: -len(item[1]))
+        return (
+            f"Not offered: {left} of {total} accelerators ("
+            + "; ".join(f"{_short(reason)}: {len(names)}" for reason, names in reasons)
+            + ")."
         )
+
+
+def _short(reason: str) -> str:
+    """A reason without its brackets and after its first clause: 'not NVIDIA GPUs: SMs are
+    NVIDIA's ...' -> 'not NVIDIA GPUs'."""
+    return re.sub(r"\s*\([^)]*\)", "", reason).split(":")[0].strip()
 
 
 def takes_gpu(diagram_id: str) -> bool:
@@ -87,6 +102,7 @@ def takes_gpu(diagram_id: str) -> bool:
 
 def _reason(exc: Exception, acc_id: str, acc_name: str) -> str:
     text = str(exc.args[0]) if exc.args else str(exc)
+    text = text.replace(f"{acc_name}'s", "its")
     for name in (f"{acc_name} ({acc_id})", acc_name, acc_id):
         text = text.replace(name, "")
     text = text.strip(" :,")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from charts.diagrams import Diagram
 from charts.diagrams.schematic import (
     BLUE,
+    CUDA,
     FLOPS_PER_FMA,
     GREEN,
     LIGHT,
@@ -189,41 +191,111 @@ def sm_diagram(gpu: str = "h100-sxm") -> Diagram:
     )
 
 
-def tensor_core_diagram(gpu: str = "h100-sxm", dtype: str = "bf16") -> Diagram:
-    """One warp-wide mma.sync m16n8k16 (A 16×16 times B 16×8 into C 16×8) against one FP32 FMA
-    instruction, and where the clocks are sourced, FLOPs per clock per SM from the catalog."""
-    warp = cuda_fact("warp_size")
-    m, n, k = (cuda_fact(f"mma_sync_{d}") for d in "mnk")
-    mma_flops = FLOPS_PER_FMA * m * n * k
-    fma_flops = FLOPS_PER_FMA * warp
+@dataclass(frozen=True)
+class TensorCoreInstruction:
+    """The Tensor Core instruction a compute capability issues for 16-bit inputs (gpu_architecture.csv:
+    shapes under ``sm_70``, ``sm_75``, ``cuda`` (sm_80 and later ``mma.sync``), ``sm_90``, ``sm_100``)."""
+
+    name: str  # the PTX instruction, with its shape
+    m: int
+    n: int
+    k: int
+    mmas: int  # matrix products one instruction computes (4 for Volta's m8n8k4 per warp)
+    issuer: str  # who issues it, in words
+    issuing_threads: int  # threads that issue it together (the FMA comparison uses as many)
+    dtype: str  # the 16-bit input type drawn: bf16 from sm_80, fp16 before
+
+
+def tensor_core_instruction(gpu: str) -> TensorCoreInstruction:
+    """The Tensor Core instruction the picked GPU's generation issues, from its sourced compute
+    capability: 7.0 Volta ``mma.sync.m8n8k4`` (4 per warp), 7.5 Turing ``m16n8k8``, 8.x and 12.x
+    ``mma.sync.m16n8k16``, 9.0 Hopper ``wgmma.mma_async`` (a warpgroup), 10.x ``tcgen05.mma``
+    (one thread for the CTA). ``ValueError`` for a GPU without Tensor Cores (below 7.0) or without
+    a sourced compute capability."""
     acc = get_accelerator(gpu)
     require_nvidia_gpu(acc, "mma.sync and Tensor Cores")
+    cc = arch_fact(acc.id, "compute_capability")
+    if cc is None:
+        raise ValueError("no sourced compute capability (gpu_architecture.csv)")
+    warp = cuda_fact("warp_size")
+
+    def shape(gen: str, prefix: str = "mma_") -> tuple[int, int, int]:
+        found = [arch_fact(gen, f"{prefix}{d}") for d in "mnk"]
+        if any(v is None for v in found):
+            raise KeyError(f"gpu_architecture.csv has no {gen}/{prefix}m,n,k")
+        return tuple(int(v) for v in found)  # type: ignore[return-value]
+
+    if cc < 7.0:
+        raise ValueError("no Tensor Cores (compute capability below 7.0: Kepler, Maxwell, Pascal)")
+    if cc < 7.5:
+        m, n, k = shape("sm_70")
+        mmas = int(arch_fact("sm_70", "mmas_per_instruction") or 1)
+        return TensorCoreInstruction(
+            f"mma.sync m{m}n{n}k{k}", m, n, k, mmas, "one warp (4 products, one per quad-pair)", warp, "fp16"
+        )
+    if cc < 8.0:
+        m, n, k = shape("sm_75")
+        return TensorCoreInstruction(f"mma.sync m{m}n{n}k{k}", m, n, k, 1, "one warp", warp, "fp16")
+    if 9.0 <= cc < 10.0:
+        m, n, k = shape("sm_90")
+        threads = int(arch_fact("sm_90", "issuing_threads") or 4 * warp)
+        return TensorCoreInstruction(
+            f"wgmma.mma_async m{m}n{n}k{k}",
+            m,
+            n,
+            k,
+            1,
+            f"a warpgroup ({threads // warp} warps)",
+            threads,
+            "bf16",
+        )
+    if 10.0 <= cc < 11.0:
+        m, n, k = shape("sm_100")
+        return TensorCoreInstruction(
+            f"tcgen05.mma m{m}n{n}k{k}", m, n, k, 1, "one thread for the whole CTA", warp, "bf16"
+        )
+    m, n, k = shape(CUDA, "mma_sync_")  # sm_80, 8.6, 8.9 and the 12.x Blackwell parts: mma.sync
+    return TensorCoreInstruction(f"mma.sync m{m}n{n}k{k}", m, n, k, 1, "one warp", warp, "bf16")
+
+
+def tensor_core_diagram(gpu: str = "h100-sxm") -> Diagram:
+    """The picked GPU's own Tensor Core instruction (its generation's shape, drawn to aspect: A m×k,
+    B k×n, C m×n) against FP32 FMAs of the same threads, and where the clocks are sourced, FLOPs per
+    clock per SM from the catalog. Not drawn for a GPU without Tensor Cores."""
+    acc = get_accelerator(gpu)
+    ins = tensor_core_instruction(gpu)
+    m, n, k, dtype = ins.m, ins.n, ins.k, ins.dtype
+    mma_flops = FLOPS_PER_FMA * m * n * k * ins.mmas
+    fma_flops = FLOPS_PER_FMA * ins.issuing_threads
     tensor_clk = _per_clock_per_sm(
         acc, acc.peak_flops(dtype) if acc.supports(dtype) else None, "tensor_clock_mhz"
     )
     vector_clk = _per_clock_per_sm(acc, acc.fp32_flops, "vector_clock_mhz")
-    ux, uy = 2.2, 1.6  # drawing scale: one element in x and y axis units
-    a = (6, 40, 6 + k * ux, 40 + m * uy)  # A: m x k
-    c = (a[2] + 8, 40, a[2] + 8 + n * ux, 40 + m * uy)  # C: m x n, right of A
-    b = (c[0], c[3] + 2, c[2], c[3] + 2 + k * uy)  # B: k x n, above C
+    # Drawn to aspect: one element is the same length across and up, so a 16×16 tile is square.
+    width, height, gap = 62.0, 40.0, 3.0
+    unit = min((width - gap) / (k + n), (height - gap) / (m + k))
+    x0, y0 = 4.0, 44.0
+    a = (x0, y0, x0 + k * unit, y0 + m * unit)  # A: m x k
+    c = (a[2] + gap, y0, a[2] + gap + n * unit, y0 + m * unit)  # C: m x n, right of A
+    b = (c[0], c[3] + gap, c[2], c[3] + gap + k * unit)  # B: k x n, above C
     shapes = [
         _rect(*a, _tint(BLUE, 0.3), BLUE, width=2),
         _rect(*b, _tint(ORANGE, 0.3), ORANGE, width=2),
         _rect(*c, _tint(GREEN, 0.3), GREEN, width=2),
     ]
+    right = max(c[2], b[2]) + 2
     notes = [
-        _text((a[0] + a[2]) / 2, (a[1] + a[3]) / 2, f"<b>A</b><br>{m}×{k}"),
-        _text((b[0] + b[2]) / 2, (b[1] + b[3]) / 2, f"<b>B</b><br>{k}×{n}"),
-        _text((c[0] + c[2]) / 2, (c[1] + c[3]) / 2, f"<b>C</b><br>{m}×{n}"),
-        _text(
-            c[2] + 4, (c[1] + c[3]) / 2, "C += A × B<br>in one<br>instruction", colour=None, xanchor="left"
-        ),
+        _text(a[0] - 0.5, (a[1] + a[3]) / 2, f"<b>A</b> {m}×{k}", colour=None, xanchor="right"),
+        _text(right, (b[1] + b[3]) / 2, f"<b>B</b> {k}×{n}", colour=None, xanchor="left"),
+        _text(right, (c[1] + c[3]) / 2, f"<b>C</b> {m}×{n}<br>C += A × B", colour=None, xanchor="left"),
         _text(
             50,
-            29,
-            f"<b>1 MMA</b>: {m}×{n}×{k} × {FLOPS_PER_FMA} = {_n(mma_flops)} FLOPs<br>"
-            f"<b>1 FP32 FMA</b>: {warp} lanes × {FLOPS_PER_FMA} = {fma_flops} FLOPs<br>"
-            f"<b>{mma_flops // fma_flops}×</b> the work per instruction",
+            28,
+            f"<b>1 {ins.name}</b> ({ins.issuer}): "
+            + (f"{ins.mmas} × " if ins.mmas > 1 else "")
+            + f"{m}×{n}×{k} × {FLOPS_PER_FMA} = {_n(mma_flops)} FLOPs<br>"
+            f"<b>1 FP32 FMA</b> on {ins.issuing_threads} threads: {ins.issuing_threads} × {FLOPS_PER_FMA} = "
+            f"{fma_flops} FLOPs<br><b>{mma_flops // fma_flops:,}×</b> the work per instruction",
             colour=None,
         ),
     ]
@@ -242,12 +314,12 @@ def tensor_core_diagram(gpu: str = "h100-sxm", dtype: str = "bf16") -> Diagram:
         )
     table: list[dict[str, Any]] = [
         {
-            "Operation": f"mma.sync m{m}n{n}k{k} (one warp)",
+            "Operation": f"{ins.name} ({dtype}, {ins.issuer})",
             "FLOPs per instruction": mma_flops,
             "FLOPs per clock per SM": None,
         },
         {
-            "Operation": "FP32 FMA (one warp)",
+            "Operation": f"FP32 FMA ({ins.issuing_threads} threads)",
             "FLOPs per instruction": fma_flops,
             "FLOPs per clock per SM": None,
         },
@@ -269,25 +341,36 @@ def tensor_core_diagram(gpu: str = "h100-sxm", dtype: str = "bf16") -> Diagram:
             }
         )
     alt = (
-        f"One Tensor Core instruction multiplies a {m}×{k} tile by a {k}×{n} tile into {m}×{n}: "
-        f"{_n(mma_flops)} FLOPs, against {fma_flops} for one FP32 FMA across a {warp}-lane warp."
+        f"On the {acc.name} one {ins.name} instruction, issued by {ins.issuer}, multiplies "
+        f"{'an' if str(m).startswith('8') else 'a'} {m}×{k} "
+        f"{dtype} tile by a {k}×{n} tile into {m}×{n}"
+        + (f", {ins.mmas} times" if ins.mmas > 1 else "")
+        + f": {_n(mma_flops)} FLOPs, against {fma_flops} for one FP32 FMA on {ins.issuing_threads} threads."
     )
     if tensor_clk and vector_clk:
         alt += (
-            f" On the {acc.name} an SM does about {_n(tensor_clk)} {dtype} FLOPs per clock on Tensor Cores "
+            f" An SM does about {_n(tensor_clk)} {dtype} FLOPs per clock on Tensor Cores "
             f"and {_n(vector_clk)} on FP32 cores."
         )
     spec = _schematic(
-        "A Tensor Core works on tiles", f"mma.sync m{m}n{n}k{k}, one warp", shapes, notes, height=440
+        f"A Tensor Core works on tiles: {acc.name}",
+        f"{ins.name}, {dtype} inputs, drawn to scale",
+        shapes,
+        notes,
+        height=460,
     )
+    spec["layout"]["yaxis"]["scaleanchor"] = "x"  # one element as long across as up
+    spec["layout"]["yaxis"]["scaleratio"] = 1
     return Diagram(
         "tensor-core",
         spec,
         alt,
         tuple(table),
-        "A Tensor Core instruction is a whole matrix multiply-accumulate on small tiles; Hopper's wgmma "
-        "uses larger tiles across four warps. Shape: CUTLASS Tensor Core notes; per-clock figures divide the "
-        "catalog's dense peak by the SM count and the sourced boost clock.",
+        "Each Tensor Core generation has its own instruction: Volta's mma.sync m8n8k4, Turing's m16n8k8, "
+        "Ampere's m16n8k16 (also Ada and the RTX Blackwell parts), Hopper's wgmma across four warps, "
+        "Blackwell's tcgen05.mma issued by one thread with its result in Tensor Memory. GPUs without "
+        "Tensor Cores (Kepler, Maxwell) are not offered. Shapes: CUTLASS and the PTX ISA; per-clock "
+        "figures divide the catalog's dense peak by the SM count and the sourced boost clock.",
     )
 
 
