@@ -84,6 +84,10 @@ if out["error"] or out["spec"] is None:
     view.render_memory(state, layout.verdict, "fit")
     st.stop()
 
+with layout.verdict:
+    for line in view.assumption_notes(values, out["spec"]):
+        st.caption(line)
+
 engine = values["fit_engine"] if values["fit_task"] == "inference" else "ideal"
 if engine == "vllm":
     render_vllm(page, state, layout)

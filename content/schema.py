@@ -30,7 +30,12 @@ from simulators.presets import load_model_presets
 CUSTOM_MODEL = "custom"
 
 ZERO_STAGES = {"0": "0 (replicated)", "1": "1 (optimizer)", "2": "2 (+ gradients)", "3": "3 (+ parameters)"}
-RECOMPUTE = {"none": "None", "selective": "Selective", "full": "Full (checkpoint every layer)"}
+RECOMPUTE = {
+    "auto": "The tool's default (QLoRA: full; otherwise none)",
+    "none": "None",
+    "selective": "Selective",
+    "full": "Full (checkpoint every layer)",
+}
 ATTENTION = {"flash": "Fused (FlashAttention / SDPA)", "eager": "Eager (score matrix in memory)"}
 TASKS = {"inference": "Inference", "full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA"}
 ROOFLINE_DTYPES = {
@@ -180,11 +185,14 @@ def page_params() -> dict[str, ParamSet]:
                 ),
                 Param(
                     "fit_ctx",
-                    "choice",
+                    "int",
                     8192,
-                    options=tuple(fit.CONTEXT_STEPS),
+                    lo=1,
+                    hi=fit.CONTEXT_MAX,
+                    step=1024,
                     title="Context (tokens)",
-                    help="Prompt plus generated tokens held in the KV cache of each sequence.",
+                    help="Prompt plus generated tokens held in the KV cache of each sequence: any whole"
+                    " number (a log's max_model_len such as 40,960 included); the buttons step by 1,024.",
                 ),
                 _choice(
                     "fit_attn",
@@ -283,9 +291,12 @@ def page_params() -> dict[str, ParamSet]:
                 _choice(
                     "fit_recompute",
                     RECOMPUTE,
-                    "none",
+                    "auto",
                     title="Activation recomputation",
-                    help="Keep fewer activations for the backward pass and recompute them instead.",
+                    help="Keep fewer activations for the backward pass and recompute them instead. The"
+                    " tool's default is what the usual tool does unless told otherwise: PEFT's k-bit"
+                    " (QLoRA) preparation turns gradient checkpointing on; full fine-tuning and LoRA"
+                    " leave it off.",
                 ),
                 Param("fit_lora_rank", "int", 16, lo=1, hi=1024, title="LoRA rank r"),
                 Param(

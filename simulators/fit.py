@@ -28,6 +28,9 @@ from simulators.llm_memory import (
 from simulators.llm_speed import DEFAULT_PREFILL_MFU, DecodeEstimate, decode_step, prefill_time_s
 
 CONTEXT_STEPS = [2**k for k in range(9, 21)]  # 512 ... 1,048,576 tokens
+# The longest context the page takes: 2^24 tokens, past the longest any preset was trained for
+# (Llama 4 Scout's 10,485,760); a model's own limit is said beside the verdict.
+CONTEXT_MAX = 2**24
 MAX_GPUS = 1024
 # Compute precision that a weight format runs its matmuls in. Weight-only formats (int8/int4/nf4
 # with per-group scales) dequantize to bf16 (W4A16); fp8 runs on FP8 tensor cores (W8A8).
@@ -224,6 +227,30 @@ def inference(
     )
 
 
+# The activation recomputation a fine-tuning tool turns on by itself. PEFT's
+# ``prepare_model_for_kbit_training(model, use_gradient_checkpointing=True, ...)``
+# (huggingface/peft, src/peft/utils/other.py) enables gradient checkpointing on every k-bit
+# (QLoRA) model unless told not to; full fine-tuning and plain LoRA leave it off by default
+# (transformers' TrainingArguments.gradient_checkpointing defaults to False).
+TOOL_DEFAULT_RECOMPUTE = {"qlora": "full", "lora": "none", "full": "none"}
+TOOL_DEFAULT_REASON = {
+    "qlora": "PEFT's prepare_model_for_kbit_training turns gradient checkpointing on for a k-bit model"
+    " (use_gradient_checkpointing=True by default)",
+    "lora": "transformers' Trainer leaves gradient checkpointing off unless asked",
+    "full": "transformers' Trainer leaves gradient checkpointing off unless asked",
+}
+
+
+def resolve_recompute(task: str, recompute: str) -> tuple[str, str]:
+    """``recompute`` as ``training_memory`` takes it, and why: "auto" is what the task's usual tool
+    does by default (``TOOL_DEFAULT_RECOMPUTE``); any other value is the reader's own choice."""
+    if recompute != "auto":
+        return recompute, ""
+    if task not in TOOL_DEFAULT_RECOMPUTE:
+        raise ValueError(f"task {task!r} has no tool default for activation recomputation")
+    return TOOL_DEFAULT_RECOMPUTE[task], TOOL_DEFAULT_REASON[task]
+
+
 def training(
     spec: ModelSpec,
     gpu: Accelerator,
@@ -247,6 +274,7 @@ def training(
     ``training_memory``; the result records which one was assumed.
     """
     attention = resolve_attention(attention, flash_attention)
+    recompute, _ = resolve_recompute(task, recompute)
     kwargs = {
         "method": task,
         "recipe": recipe,

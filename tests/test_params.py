@@ -71,7 +71,7 @@ def test_preset_ids_are_unique_per_page():
 def test_a_malformed_address_falls_back_to_defaults_and_says_why():
     params = page_params()["will-it-fit"]
     state, problems = params.from_query(
-        {"fit_gpus": "two", "fit_batch": "-3", "fit_ctx": "1234", "fit_gpu": "<script>", "fit_util": "nan"}
+        {"fit_gpus": "two", "fit_batch": "-3", "fit_ctx": "12.5", "fit_gpu": "<script>", "fit_util": "nan"}
     )
     assert state == params.defaults()
     assert len(problems) == 5

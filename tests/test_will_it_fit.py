@@ -122,7 +122,7 @@ def test_every_control_round_trips_through_the_url():
     assert at.selectbox(key="fit_model").value == "mixtral-8x7b"
     assert at.selectbox(key="fit_gpu").value == "a100-80gb-sxm"
     assert at.number_input(key="fit_batch").value == 16
-    assert at.select_slider(key="fit_ctx").value == 32768
+    assert at.number_input(key="fit_ctx").value == 32768
 
 
 def test_bad_pasted_config_shows_a_message_not_a_traceback():
@@ -303,7 +303,7 @@ def test_each_flagship_preset_opens_from_its_link_with_its_exact_cache(model):
     at = open_page(fit_model=model, fit_gpu="b200", fit_gpus="8", fit_ctx="131072")
     assert not at.exception
     assert at.selectbox(key="fit_model").value == model
-    assert at.select_slider(key="fit_ctx").value == 131072
+    assert at.number_input(key="fit_ctx").value == 131072
     assert at.query_params["fit_model"] == model
     spec = get_model_preset(model).spec
     kv_gb = kv_cache_bytes(spec, 131072) / 8 / 1e9
@@ -358,3 +358,36 @@ def test_transformers_engine_refusals_are_said():
     at = open_page(fit_model="qwen3.5-27b", fit_engine="transformers", fit_kernels="true")
     assert not at.exception
     assert at.error
+
+
+def test_qlora_of_a_70b_on_two_a100_fits_with_the_default_settings_and_says_which_default():
+    """PEFT's prepare_model_for_kbit_training checkpoints every layer unless told not to: the page's
+    default recomputation is that tool default, so a QLoRA of Llama 3.1 70B on 2 × A100 80GB fits
+    without opening More settings, and the verdict says which default it took."""
+    at = open_page(fit_model="llama-3.1-70b", fit_task="qlora", fit_gpu="a100-80gb-sxm", fit_gpus="2")
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "the tool's default" in captions and "prepare_model_for_kbit_training" in captions
+    spec = get_model_preset("llama-3.1-70b").spec
+    a100 = get_accelerator("a100-80gb-sxm")
+    assert fit.training(spec, a100, task="qlora", n_gpus=2, recompute="auto").fits
+    # the same run without recomputation does not fit: the default is what makes the difference
+    assert not fit.training(spec, a100, task="qlora", n_gpus=2, recompute="none").fits
+    assert fit.resolve_recompute("full", "auto")[0] == "none"
+
+
+def test_a_context_that_is_no_power_of_two_can_be_entered_and_is_kept_in_the_address():
+    at = open_page(fit_model="qwen3-8b", fit_ctx="40960")
+    assert not at.exception
+    assert at.number_input(key="fit_ctx").value == 40960
+    at.number_input(key="fit_ctx").set_value(40961).run()
+    assert not at.exception
+    assert at.query_params["fit_ctx"] == "40961"
+
+
+def test_a_context_past_the_models_training_length_is_said():
+    spec = get_model_preset("llama-2-7b").spec
+    at = open_page(fit_model="llama-2-7b", fit_ctx="40960", fit_engine="ideal")
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{spec.max_positions:,} this model was trained for" in captions

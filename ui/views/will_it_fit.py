@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from charts.memory import memory_bars
-from content.schema import CUSTOM_MODEL
+from content.schema import CUSTOM_MODEL, params_for
 from simulators import fit
 from simulators.llm_memory import ModelSpec
 from simulators.model_config import MAX_CONFIG_BYTES
@@ -80,6 +80,24 @@ def _result(values: dict[str, Any], spec: ModelSpec) -> fit.FitResult:
         lora_rank=values.get("fit_lora_rank", 16),
         lora_modules=tuple(values.get("fit_lora_mods") or ()),
     )
+
+
+def assumption_notes(values: dict[str, Any], spec: ModelSpec) -> list[str]:
+    """What the page assumed for the reader, said beside the verdict: a default a tool takes by
+    itself, or a context past the one the model was trained for."""
+    notes = []
+    if values["fit_task"] != "inference" and values.get("fit_recompute") == "auto":
+        used, why = fit.resolve_recompute(values["fit_task"], "auto")
+        label = params_for("will-it-fit")["fit_recompute"].label(used)
+        notes.append(
+            f"Activation recomputation: {label}, the tool's default ({why}). Change it under More settings."
+        )
+    if values["fit_task"] == "inference" and spec.max_positions and values["fit_ctx"] > spec.max_positions:
+        notes.append(
+            f"{values['fit_ctx']:,} tokens is past the {spec.max_positions:,} this model was trained for"
+            " (max_position_embeddings): an engine refuses it unless told otherwise."
+        )
+    return notes
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
