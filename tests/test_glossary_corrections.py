@@ -117,3 +117,102 @@ def test_fp8_range_and_flash_attention_intensity_are_qualified():
     """E4M3 spans 2^-9 .. 448 (FP8 paper): log10(448 / 2^-9) = 5.4 decades."""
     assert "5.4 powers of ten" in body("fp8")
     assert "upper bounds" in body("flash-attention")
+
+
+# Issue 34: the third glossary review (diagram-glossary-review-2026-11-28.md, sections 1 and 2).
+
+
+def _catalog(gpu_id: str) -> dict:
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "simulators" / "data" / "accelerators.csv"
+    with path.open(encoding="utf-8") as f:
+        return next(row for row in csv.DictReader(f) if row["id"] == gpu_id)
+
+
+def test_vera_rubin_compares_dense_fp4_with_the_catalog_b200():
+    """Rubin's 35/50 PFLOP/s (NVIDIA's Rubin blog, Table 2) against the B200's dense FP4 from the
+    catalog, never its 18 PFLOP/s sparse figure; the ridge rises, it does not 'barely move'."""
+    b200 = _catalog("b200")
+    dense_pf = float(b200["fp4_dense_tflops"]) / 1000
+    bandwidth_tb = float(b200["memory_bandwidth_gbytes_per_s"]) / 1000
+    text = body("vera-rubin")
+    assert f"| FP4, dense | {dense_pf:.0f} PFLOP/s | 35 PFLOP/s" in text
+    assert "18 PFLOP/s | 50" not in text and "barely moves" not in text
+    low, high = 35 / dense_pf, 50 / dense_pf
+    assert f"grows {low:.1f}× (training figure) to {high:.1f}×" in text
+    ridge_b200 = dense_pf * 1000 / bandwidth_tb
+    assert f"from {ridge_b200:,.0f} FLOP/byte on the B200 to {35000 / 22:,.0f}–{50000 / 22:,.0f}" in text
+    assert 1.4 * ridge_b200 < 35000 / 22  # the ridge rises by 1.4x or more
+
+
+def test_weak_sources_are_replaced_by_primary_ones():
+    """Each term the review found weakly sourced now cites at least one primary page, and the
+    personal blog behind the '142 kW' peak is gone with the figure."""
+    from glossary.sources import is_secondary
+
+    by_id = terms_by_id()
+    for term_id in (
+        "vera-rubin",
+        "energy-per-token",
+        "rail-optimized-topology",
+        "liquid-cooling",
+        "rack-power",
+    ):
+        assert any(not is_secondary(url) for url in by_id[term_id].sources), term_id
+    for term_id in ("liquid-cooling", "rack-power"):
+        assert "142" not in body(term_id)
+        assert not any("manishklach" in url for url in by_id[term_id].sources)
+
+
+def test_nvlink_fusion_moves_a_shard_one_way_at_900_gb_per_s():
+    text = body("nvlink-fusion")
+    assert f"{10 / 900 * 1000:.1f} ms" in text and "900 GB/s one way" in text
+
+
+def test_zero_bubble_quotes_the_papers_own_gains():
+    text = body("zero-bubble-pipeline")
+    assert "up to 23%" in text and "31%" in text and "30% faster" not in text
+    assert "https://arxiv.org/abs/2401.10241" in terms_by_id()["zero-bubble-pipeline"].sources
+
+
+def test_rrze_latency_is_said_to_be_a_gh200_measurement():
+    for term_id in ("cpu-vs-gpu", "littles-law"):
+        assert "GH200" in body(term_id), term_id
+
+
+def test_calibration_clip_optimum_is_the_apps_own_int4_grid():
+    """Sweep fixed clips on the app's symmetric INT4 grid (simulators.quantization.format_grid),
+    2**22 Gaussian samples, seed 0: the best clip and its SQNR are what the term says."""
+    import numpy as np
+
+    from simulators.quantization import format_grid
+
+    top = float(format_grid("int4").max())
+    x = np.random.default_rng(0).standard_normal(2**22).astype(np.float32)
+
+    def sqnr(clip: float) -> float:
+        step = clip / top
+        q = np.clip(np.round(x / step), -top, top) * step
+        return float(10 * np.log10(np.mean(x**2) / np.mean((x - q) ** 2)))
+
+    clips = np.arange(2.0, 3.0, 0.01)
+    values = [sqnr(c) for c in clips]
+    best = int(np.argmax(values))
+    text = body("calibration")
+    assert f"about {clips[best]:.2f} standard deviations, giving {values[best]:.1f} dB" in text
+
+
+def test_a_term_page_marks_its_secondary_sources():
+    from glossary.sources import is_secondary
+    from tests.pages import open_page
+
+    term = terms_by_id()["nvlink-fusion"]
+    at = open_page("app_pages/glossary.py", timeout=120, term=term.id)
+    assert not at.exception
+    sources = next(m.value for m in at.markdown if term.sources[0] in m.value)
+    for line in sources.splitlines():
+        url = line[line.index("](") + 2 : line.rindex(")")]
+        assert line.endswith("(secondary source)") == is_secondary(url), line
+    assert "(secondary source)" in sources and sources.count("(secondary source)") < len(term.sources)

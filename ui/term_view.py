@@ -11,6 +11,7 @@ import streamlit as st
 from content.pages import GLOSSARY, PAGES, term_href
 from glossary import Term, load_terms
 from glossary.linking import autolink, build_matcher
+from glossary.sources import is_secondary
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,5 +87,9 @@ def render_term(term: Term, terms_by_id: dict[str, Term]) -> None:
 
     st.header("Sources", divider="gray")
     st.markdown(
-        "\n".join(f"- [{_source_label(url)}]({html.escape(url, quote=True)})" for url in term.sources)
+        "\n".join(
+            f"- [{_source_label(url)}]({html.escape(url, quote=True)})"
+            + (" (secondary source)" if is_secondary(url) else "")
+            for url in term.sources
+        )
     )
