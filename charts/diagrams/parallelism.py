@@ -8,6 +8,8 @@ chooses what to show. All return ``charts.diagrams.Diagram``.
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from charts.diagrams import Diagram, schematic
@@ -35,7 +37,7 @@ from charts.style import (
     legend_name,
 )
 from charts.style import title as chart_title
-from simulators.hardware import get_accelerator, get_interconnect
+from simulators.hardware import get_accelerator, get_interconnect, load_interconnects
 from simulators.llm_memory import (
     model_state_bytes_per_gpu,
     training_recipe,
@@ -289,25 +291,101 @@ def zero_stages(*, model: str = "llama-2-7b", n_gpus: int = 64, gpu: str = "a100
     return Diagram("zero-stages", _finish(data, layout), alt, table, caption)
 
 
+@dataclass(frozen=True)
+class TrainingFabric:
+    """How a part's GPUs reach each other in a data-parallel job, from gpu_architecture.csv and the
+    catalog: the link inside a node (NVLink, or PCIe at the card's generation), the node's GPUs, the
+    network port each GPU has (None: no sourced ports, so one node), and an NVLink domain that spans
+    nodes (GB200/GB300 NVL72: no InfiniBand between its GPUs)."""
+
+    intra_link_id: str
+    node_gpus: int
+    inter_link_id: str | None
+    nvlink_domain_gpus: int | None
+    nics_per_gpu: float | None
+
+
+def _nic_link(gbits: float) -> str:
+    """The InfiniBand port row of interconnects.csv at this signalling rate (400 -> NDR, 200 -> HDR)."""
+    for link in load_interconnects():
+        port = link.kind == "scale-out" and link.published_unit == "Gb/s" and "InfiniBand" in link.name
+        if port and link.published_value == gbits:
+            return link.id
+    raise ValueError(f"no InfiniBand port of {gbits:g} Gb/s in interconnects.csv")
+
+
+def _bare(link_name: str) -> str:
+    """A link's name without its bracketed notes: 'NVLink 4 (H100, H200, GH200)' -> 'NVLink 4'."""
+    return re.sub(r"\s*\([^)]*\)", "", link_name)
+
+
+def training_fabric(gpu: str) -> TrainingFabric:
+    """The picked part's own links for a data-parallel all-reduce. ``ValueError`` for a part whose
+    fabric this NVLink/PCIe/InfiniBand model does not cover (TPU ICI, Gaudi's on-chip RoCE, AMD
+    Infinity Fabric, Apple and CPUs) or whose server layout is not sourced."""
+    acc = get_accelerator(gpu)
+    if acc.vendor != "NVIDIA":
+        raise ValueError(
+            "another vendor's fabric: TPU ICI, Gaudi RoCE, AMD Infinity Fabric and unified memory "
+            "are not in this NVLink, PCIe and InfiniBand model"
+        )
+    intra = acc.interconnect_id if (acc.interconnect_id or "").startswith("nvlink") else acc.host_link_id
+    if not intra:
+        raise ValueError("no sourced GPU-to-GPU link in the catalog")
+    domain = schematic.arch_fact(acc.id, "nvlink_domain_gpus")
+    node = schematic.arch_fact(acc.id, "node_gpus")
+    if domain:
+        return TrainingFabric(intra, int(domain), None, int(domain), None)
+    if not node:
+        raise ValueError("no sourced server layout (GPUs and network ports per node)")
+    nics = schematic.arch_fact(acc.id, "node_nics")
+    gbits = schematic.arch_fact(acc.id, "nic_gbits_per_s")
+    if nics and gbits and nics >= node:
+        return TrainingFabric(intra, int(node), _nic_link(gbits), None, nics / node)
+    return TrainingFabric(intra, int(node), None, None, None)  # no sourced ports: one server
+
+
 def compute_comm_overlap(
     *,
     model: str = "llama-3-8b",
     gpu: str = "h100-sxm",
-    nodes: int = 2,
-    gpus_per_node: int = 8,
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
     microbatches: int = 1,
     seq: int = 4096,
 ) -> Diagram:
-    """One data-parallel training step: the gradient all-reduce after the backward pass, or during it."""
+    """One data-parallel training step on the picked part's own fabric (``training_fabric``): the
+    gradient all-reduce after the backward pass, or during it. By default 2 nodes of the part's own
+    server (one server where no network ports are sourced; 16 GPUs inside an NVL72 domain)."""
     name, spec = _preset_spec(model)
     acc = get_accelerator(gpu)
-    n = nodes * gpus_per_node
+    fabric = training_fabric(gpu)
+    per_node = fabric.node_gpus if gpus_per_node is None else gpus_per_node
+    if fabric.nvlink_domain_gpus:
+        per_node = 8 if gpus_per_node is None else gpus_per_node
+        nodes = 2 if nodes is None else nodes
+        n = nodes * per_node
+        if n > fabric.nvlink_domain_gpus:
+            raise ValueError(f"{n} GPUs exceed the {fabric.nvlink_domain_gpus}-GPU NVLink domain")
+        nodes, per_node = 1, n  # one NVLink domain: every ring stays on NVLink
+    else:
+        nodes = (2 if fabric.inter_link_id else 1) if nodes is None else nodes
+        if nodes > 1 and not fabric.inter_link_id:
+            raise ValueError(f"no sourced network ports for the {acc.name}: one server only")
+        if not 1 <= per_node <= fabric.node_gpus:
+            raise ValueError(f"gpus_per_node must be 1 to {fabric.node_gpus} for the {acc.name}")
+    n = nodes * per_node
     if n < 2:
         raise ValueError("data parallelism needs at least 2 GPUs")
     layout = Layout(
-        dp=n, tp=1, pp=1, num_microbatches=microbatches, seq=seq, nodes=nodes, gpus_per_node=gpus_per_node
+        dp=n, tp=1, pp=1, num_microbatches=microbatches, seq=seq, nodes=nodes, gpus_per_node=per_node
     )
-    terms = communication_per_step(spec, layout)
+    terms = communication_per_step(
+        spec,
+        layout,
+        intra_node_link=fabric.intra_link_id,
+        **({"inter_node_link": fabric.inter_link_id} if fabric.inter_link_id else {}),
+    )
     serial = step_time(spec, layout, acc, terms)
     compute, dp = serial.compute_s, serial.dp_s
     forward = compute / (1 + BACKWARD_OVER_FORWARD)
@@ -315,23 +393,32 @@ def compute_comm_overlap(
     hidden = min(dp, backward)
     overlapped = step_time(spec, layout, acc, terms, dp_overlap=hidden / dp if dp else 0.0)
     dp_term = next(t for t in terms if t.key.startswith("dp"))
+    intra_name = _bare(get_interconnect(fabric.intra_link_id).name)
     if dp_term.crosses_nodes:
         # communication_per_step's rail model: one NIC per GPU, NCCL's rings leave each node through
         # all of them, so each port carries 1/k of a GPU's ring bytes (simulators/parallelism.py).
-        nics = f"{gpus_per_node} NICs" if gpus_per_node > 1 else "1 NIC"
-        link = f"{nics} per node ({dp_term.link_name} each)"
+        nics = f"{per_node} NICs" if per_node > 1 else "1 NIC"
+        link = f"{nics} per node ({_bare(dp_term.link_name)} each) and {intra_name} inside each node"
+        where = f"{nodes} nodes of {per_node}"
+    elif fabric.nvlink_domain_gpus:
+        link = f"{intra_name} only: all {n} inside one {fabric.nvlink_domain_gpus}-GPU NVLink domain"
+        where = f"one NVL{fabric.nvlink_domain_gpus} NVLink domain, no InfiniBand"
     else:
-        link = dp_term.link_name
+        link = intra_name
+        where = "one server" + ("" if fabric.inter_link_id else " (no sourced network ports)")
     rows = ["Serial: GPU", "Serial: network", "Overlapped: GPU", "Overlapped: network"]
     bars = (
         # (name, colour, [(row, start, length)])
         ("Forward pass", OKABE_ITO[0], [(rows[0], 0.0, forward), (rows[2], 0.0, forward)]),
         ("Backward pass", OKABE_ITO[1], [(rows[0], forward, backward), (rows[2], forward, backward)]),
-        ("All-reduce hidden behind the backward pass", OKABE_ITO[4], [(rows[3], forward, hidden)]),
+        # Buckets are reduced as their gradients appear, so the hidden part ends with the backward
+        # pass (the last bucket cannot be reduced before the last layer's gradients exist) and
+        # whatever does not fit runs after it, exposed.
+        ("All-reduce hidden behind the backward pass", OKABE_ITO[4], [(rows[3], compute - hidden, hidden)]),
         (
             "All-reduce exposed: the GPU waits",
             OKABE_ITO[5],
-            [(rows[1], compute, dp), (rows[3], forward + hidden, dp - hidden)],
+            [(rows[1], compute, dp), (rows[3], compute, dp - hidden)],
         ),
     )
     data = []
@@ -370,7 +457,8 @@ def compute_comm_overlap(
     layout_spec = {
         "title": chart_title(
             f"Overlap cuts the step from {_seconds(serial.total_s)} to {_seconds(overlapped.total_s)}",
-            f"{name}, data parallel over {n} {acc.name} GPUs; gradient all-reduce {_seconds(dp)} over {link}",
+            f"{name}, data parallel over {n} {acc.name} GPUs in {where}; gradient all-reduce "
+            f"{_seconds(dp)} over {link}",
         ),
         "barmode": "overlay",
         "bargap": 0.3,
@@ -402,7 +490,9 @@ def compute_comm_overlap(
         },
     )
     alt = (
-        f"Timeline of one training step of {name} on {n} GPUs: serially, {_seconds(compute)} of compute "
+        f"Timeline of one training step of {name} on {n} {acc.name} GPUs in {where}, the gradient "
+        f"all-reduce at {dp_term.bandwidth_bytes_per_s / GB:,.1f} GB/s per GPU over {link}: serially, "
+        f"{_seconds(compute)} of compute "
         f"is followed by a {_seconds(dp)} gradient all-reduce, a {_seconds(serial.total_s)} step; run "
         f"during the {_seconds(backward)} backward pass, "
         + (
@@ -416,10 +506,12 @@ def compute_comm_overlap(
         "Gradients are reduced in buckets while earlier layers are still in their backward pass, so "
         "communication can hide only behind compute that is still to come: whatever exceeds the "
         "backward pass stays on the critical path. Backward = 2 × forward, as in the pipeline model. "
-        "Across nodes each GPU has its own network port and NCCL's rings leave a node through all of "
-        "them, so the network carries 1/k of each GPU's ring bytes (k GPUs of the group per node) and "
-        "NVLink the rest; with one GPU per node every byte crosses one port and the all-reduce can "
-        "outgrow the backward pass."
+        "Each part is drawn on its own fabric: NVLink inside its server and one network port per GPU "
+        "where both are sourced (NCCL's rings leave a node through all of them, so the network carries "
+        "1/k of each GPU's ring bytes and NVLink the rest); PCIe at the card's generation for PCIe "
+        "cards, in one server where no ports are sourced; GB200 and GB300 inside one NVL72 NVLink "
+        "domain. TPUs (ICI), Gaudi (RoCE) and AMD (Infinity Fabric) are not offered: this model has "
+        "only NVLink, PCIe and InfiniBand."
     )
     return Diagram("compute-comm-overlap", _finish(data, layout_spec), alt, table, caption)
 
