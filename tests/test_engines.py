@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from simulators import engines
-from simulators.engines import EngineError, GiB, LogError, parse_vllm_log, vllm_startup
+from simulators.engines import EngineError, GiB, LogError, MiB, parse_vllm_log, vllm_startup
 from simulators.model_config import ModelSpec
 from simulators.presets import get_model_preset
 
@@ -294,7 +294,48 @@ def test_unknown_fields_are_refused_by_name():
     with pytest.raises(EngineError, match="quant_method 'bitsandbytes'"):
         vllm_startup(config, "h100-sxm", max_model_len=8192)
     with pytest.raises(EngineError, match="no sourced reading"):
-        vllm_startup(_preset("llama-3.1-8b").config, "l4", max_model_len=8192)
+        vllm_startup(_preset("llama-3.1-8b").config, "epyc-9004-genoa", max_model_len=8192)
+
+
+ISSUE_30_GPUS = (
+    "rtx-3090", "rtx-4090", "rtx-5090", "rtx-pro-6000-blackwell", "l4", "l40s", "a10", "a10g",
+    "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h100-pcie", "h200-sxm", "gh200-96gb", "b200",
+    "b300", "mi300x", "mi325x", "mi355x",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("gpu", ISSUE_30_GPUS)
+def test_every_listed_gpu_has_a_device_total(gpu):
+    """A reading, or a rule with its range and how, for every GPU a user runs an engine on; the
+    start-up uses it and says which."""
+    total = engines.device_total(gpu)
+    assert total is not None and total.low <= total.bytes <= total.high
+    assert total.how in ("reading", "nvidia-smi rule", "label rule") and total.source
+    s = vllm_startup(_preset("llama-3.2-1b").config, gpu, max_model_len=4096)
+    assert s.total_bytes == total.bytes and total.text in s.total_source
+
+
+def test_readings_fall_inside_the_rules_made_without_them():
+    """Leave one reading out: the rule built from the others brackets it (within 0.5 %), so the
+    rules' stated bands are not drawn around their own data only."""
+    from simulators.engines import device
+
+    rows = device._reported_memory_rows()
+    checked = 0
+    for gpu in list(rows):
+        kept = dict(rows)
+        removed = kept.pop(gpu)
+        smi = device._smi_rows().get(gpu)
+        if not smi:
+            continue
+        smi_rows = device._smi_rows()
+        both = [g for g in kept if g in smi_rows]
+        ratios = [int(kept[g]["reported_bytes"]) / (int(smi_rows[g]["smi_mib"]) * MiB) for g in both]
+        smi_bytes = int(smi["smi_mib"]) * MiB
+        low, high = min(ratios) * smi_bytes, max(ratios) * smi_bytes
+        assert low * 0.995 <= int(removed["reported_bytes"]) <= high * 1.005, gpu
+        checked += 1
+    assert checked >= 6
 
 
 def test_log_lines_round_trip_through_the_parser():

@@ -12,6 +12,9 @@ Every public name is importable from ``simulators.engines``. Pure Python: no tor
 
 from simulators.engines.device import (
     REPORTED_MEMORY_CSV,
+    DeviceTotal,
+    device_total,
+    device_total_ids,
     reported_memory_bytes,
     reported_memory_ids,
     reported_memory_source,
@@ -68,6 +71,7 @@ __all__ = [
     "VLLM_SOURCE",
     "VLLM_VERSION",
     "ConcurrencySpeed",
+    "DeviceTotal",
     "EngineError",
     "GiB",
     "KvGroup",
@@ -81,6 +85,8 @@ __all__ = [
     "WeightLayout",
     "compare_with_log",
     "detect_engine",
+    "device_total",
+    "device_total_ids",
     "format_gib",
     "kv_layer_specs",
     "kv_pool",
