@@ -137,13 +137,20 @@ def prefill_time_s(
     mfu: float = DEFAULT_PREFILL_MFU,
     batch: int = 1,
     n_gpus: int = 1,
+    logits: str = "all",
 ) -> float:
     """Time to process a prompt: FLOPs / (peak × MFU), FLOPs = 2 × active params × tokens + attention.
 
     Kaplan et al. 2020 (arXiv 2001.08361 §2.1): forward FLOPs ≈ 2N per token plus
     2 · n_layer · n_ctx · d_attn for attention; with a causal mask the average context is
     half the prompt. This is time-to-first-token without queueing or network.
+
+    ``logits`` "all" multiplies every prompt token by the output head (a plain forward pass);
+    "last" only each sequence's last token, as serving engines do (vLLM computes logits for the
+    sampled positions only), which removes 2 × head params × (tokens − 1) per sequence.
     """
+    if logits not in ("all", "last"):
+        raise ValueError(f"logits must be 'all' or 'last', got {logits!r}")
     _check_positive(peak_flops=peak_flops, batch=batch, n_gpus=n_gpus)
     if not 0 < mfu <= 1:
         raise ValueError(f"MFU must be in (0, 1], got {mfu}")
@@ -154,4 +161,8 @@ def prefill_time_s(
     )
     attention = 2 * spec.num_layers * q_width * prompt_tokens * tokens  # 4·L·q·(T/2)·T
     flops = 2 * spec.matmul_params(active=True) * tokens + attention
+    if logits == "last" and prompt_tokens > 0:
+        tied = spec.vocab_size * (spec.embed_dim or spec.hidden_size)
+        head = tied if spec.tie_word_embeddings else spec.param_breakdown().lm_head
+        flops -= 2 * head * (prompt_tokens - 1) * batch
     return flops / (peak_flops * mfu * n_gpus)

@@ -88,3 +88,46 @@ def test_the_capstone_pool_comes_from_the_reported_memory():
     assert f.served_tpot_ms("llama-3.1-8b", "h200-sxm", "fp8", 56, 8192) == pytest.approx(
         bound / f.measured_decode_share()
     )
+
+
+def test_the_engine_share_range_comes_from_published_vllm_runs():
+    """Review 2026-11-28 R1: the high end of the capstone's range is a serving engine. vLLM 0.23 on an
+    A100 40GB ran Llama 3.1 8B at about 75 tokens/s at batch 1 (the page: "roughly 77%" of a bound
+    that counts all 16 GB of weights); against the course's bound (15.0 GB streamed + KV at
+    1,088 tokens over 1,555 GB/s) that is 73 %. vLLM 0.21 on an H100: 6.48 ms per token, 70 %."""
+    assert f.engine_decode_share("vllm-a100") == pytest.approx(0.731, abs=0.005)
+    assert f.engine_decode_share("vllm-h100") == pytest.approx(0.698, abs=0.005)
+    everything = f.weights_gb("llama-3.1-8b") * 1e9 / 1555e9
+    assert 75 * everything == pytest.approx(0.77, abs=0.01)  # the page's own figure: all weights, no KV
+    assert f.decode_share("low") == f.measured_decode_share()
+    assert f.decode_share("high") == f.engine_decode_share("vllm-a100")
+    with pytest.raises(ValueError, match="low"):
+        f.decode_share("middle")
+
+
+def test_a_design_verdict_is_right_wrong_or_depends_on_the_engine_share():
+    """A design needs ``design_min_share`` of the bound; right below the range, depends inside it,
+    wrong above it or when the pool or the TTFT fails, whatever the engine."""
+    args = ("llama-3.1-8b", 24, 16384, 16384, 30, 0.4, 1.2)
+    need = f.design_min_share(args[0], "h100-sxm", "fp8", *args[1:])
+    assert f.decode_share("low") < need < f.decode_share("high")
+    assert f.design_verdict(args[0], "h100-sxm", "fp8", *args[1:]) == 0.5
+    assert f.design_ok(args[0], "h100-sxm", "fp8", *args[1:6], 2.49, 1.2, need * 1.001) == 1
+    assert f.design_ok(args[0], "h100-sxm", "fp8", *args[1:6], 2.49, 1.2, need * 0.999) == 0
+    assert f.design_verdict(args[0], "h200-sxm", "fp8", *args[1:]) == 1
+    assert f.design_min_share(args[0], "h200-sxm", "bf16", *args[1:]) == float("inf")  # TTFT 0.55 s
+    assert "depends" in f.design_verdict_text(args[0], "h100-sxm", "fp8", *args[1:])
+
+
+def test_prefill_runs_only_the_last_token_through_the_output_head():
+    """Review 2026-11-28 R3: engines compute logits for the last position only, so a 4,096-token
+    Llama 3 8B prefill on an H100 at 55 % of the BF16 peak takes about 113 ms, not the 121 ms of
+    running every token through the 0.53-billion-weight head; a tied head (Gemma 2) counts too."""
+    assert f.prefill_ms("llama-3-8b", "h100-sxm", 4096, 0.55) == pytest.approx(113, abs=1)
+    assert f.head_params("llama-3-8b") == 128256 * 4096
+    assert f.head_params("gemma-2-9b") == 256000 * 3584 and f.tied_embeddings("gemma-2-9b") == 1
+    every = (
+        f.prefill_ms("llama-3-8b", "h100-sxm", 4096, 0.55)
+        + 2 * f.head_params("llama-3-8b") * 4095 / (0.55 * f.peak_tflops("h100-sxm") * 1e12) * 1e3
+    )
+    assert every == pytest.approx(121, abs=1)

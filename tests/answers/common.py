@@ -26,9 +26,21 @@ def _spec(model_id: str):
     return get_model_preset(model_id).spec
 
 
+def _prefill_s(model_id: str, tokens: int, peak_flops: float, mfu: float) -> float:
+    """Prefill of one prompt, s: 2 FLOPs per multiplied weight per token, the output head
+    (vocab × hidden) for the last token only (as serving engines compute logits), plus causal
+    attention 4 · layers · heads·head_dim · (T/2) · T (Kaplan et al. 2020 §2.1)."""
+    spec = _spec(model_id)
+    head = spec.vocab_size * spec.hidden_size
+    attention = 2 * spec.num_layers * spec.num_heads * spec.head_dim * tokens * tokens
+    flops = 2 * (spec.matmul_params(active=True) - head) * tokens + 2 * head + attention
+    return flops / (peak_flops * mfu)
+
+
 __all__ = [
     "_decode",
     "_gpu",
+    "_prefill_s",
     "_spec",
     "hierarchy",
     "llm_memory",

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from tests.answers.common import (
     _gpu,
+    _prefill_s,
     _spec,
     hierarchy,
-    llm_speed,
 )
 
 
@@ -33,7 +33,7 @@ ANSWERS: dict[str, Callable[..., float]] = {
         2048, _spec(model).intermediate_size, _spec(model).hidden_size, gpu
     ),
     "gpu-basics/prompt-time-at-peak": lambda model, gpu, tokens: (
-        llm_speed.prefill_time_s(_spec(model), tokens, peak_flops=_gpu(gpu).bf16_dense_flops, mfu=1.0) * 1e3
+        _prefill_s(model, tokens, _gpu(gpu).bf16_dense_flops, 1.0) * 1e3
     ),
 }
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from tests.answers.common import (
     _decode,
     _gpu,
+    _prefill_s,
     _spec,
-    llm_speed,
 )
 
 
@@ -22,8 +22,7 @@ ANSWERS: dict[str, Callable[..., float]] = {
     # 05 prefill-decode. Prefill: 2 FLOPs per multiplied weight per token + causal attention, at 55%
     # of the dense BF16 peak (llm_speed.prefill_time_s).
     "prefill-decode/ttft-4k-prompt": lambda model, gpu, tokens: (
-        llm_speed.prefill_time_s(_spec(model), int(tokens), peak_flops=_gpu(gpu).bf16_dense_flops, mfu=0.55)
-        * 1e3
+        _prefill_s(model, int(tokens), _gpu(gpu).bf16_dense_flops, 0.55) * 1e3
     ),
     # Decode bound: (weights streamed + KV cache) / bandwidth, "How to Scale Your Model", inference.
     "prefill-decode/tpot-batch-1": lambda model, gpu: _step(model, gpu, 1, 4096).memory_time_s * 1e3,

@@ -64,23 +64,43 @@ def _measured_share() -> float:
     return bound_s / record["step_s"]
 
 
-def _tpot_ms(gpu: str, fmt: str, users: int, ctx: int) -> float:
-    """Memory-bound step (these designs are far below the ridge) ÷ the measured share, ms."""
-    return users / _tok_s("llama-3.1-8b", gpu, users, ctx, fmt) / _measured_share() * 1e3
+# Published vLLM runs at batch 1 (Llama 3.1 8B, BF16/FP16): GPU, context attended over, measured
+# seconds per output token. johnmusgrave.com/p/vllm-throughput-latency-sweep-on ("about 75
+# tokens/sec", A100 40GB, 1,024 in + 128 out); yobitelcomm.github.io/bench/recipes/concurrency-sweep
+# (tpot_p50_ms 6.48 at concurrency 1, H100 80GB HBM3).
+ENGINE_RUNS = (("a100-40gb-sxm", 1024 + 64, 1 / 75), ("h100-sxm", 1024, 6.48e-3))
+
+
+def share_range() -> tuple[float, float]:
+    """The taught range of decode shares: the compiled loop (low) to the best engine run (high)."""
+    engines = [(1 / _tok_s("llama-3.1-8b", gpu, 1, ctx)) / tpot_s for gpu, ctx, tpot_s in ENGINE_RUNS]
+    return _measured_share(), max(engines)
+
+
+def _tpot_ms(gpu: str, fmt: str, users: int, ctx: int, share: float | None = None) -> float:
+    """Memory-bound step (these designs are far below the ridge) ÷ the share of the bound, ms."""
+    share = _measured_share() if share is None else share
+    return users / _tok_s("llama-3.1-8b", gpu, users, ctx, fmt) / share * 1e3
 
 
 def _ttft_s(gpu: str, fmt: str, prompt: int) -> float:
     """2 × matmul parameters × tokens + causal attention (4 · layers · heads × head_dim · T/2 · T,
-    Kaplan et al. 2020 §2.1), at 55 % of the format's dense peak."""
+    Kaplan et al. 2020 §2.1), with the output head (vocab × hidden) for the last token only, at 55 %
+    of the format's dense peak."""
     spec = _spec("llama-3.1-8b")
     attention = 2 * spec.num_layers * spec.num_heads * spec.head_dim * prompt * prompt
-    flops = 2 * spec.matmul_params(active=True) * prompt + attention
+    head = spec.vocab_size * spec.hidden_size
+    flops = 2 * (spec.matmul_params(active=True) - head) * prompt + 2 * head + attention
     peak = get_accelerator(gpu).peak_flops("fp8" if fmt == "fp8" else "bf16")
     return flops / (0.55 * peak)
 
 
-def _design_right(gpu: str, fmt: str, users: int, ctx: int, tpot: float, ttft: float, budget: float) -> bool:
-    tpot_ms = _tpot_ms(gpu, fmt, users, ctx)
+def design_meets(
+    gpu: str, fmt: str, users: int, ctx: int, tpot: float, ttft: float, budget: float, share: float
+) -> tuple[bool, float]:
+    """Whether a design meets every target when the engine reaches ``share`` of the bound, and its
+    price in USD per million tokens."""
+    tpot_ms = _tpot_ms(gpu, fmt, users, ctx, share)
     usd = USD_PER_HOUR[gpu] * 1e6 / (users / (tpot_ms / 1e3) * 3600)
     return (
         _pool_sequences("llama-3.1-8b", gpu, fmt, ctx) >= users
@@ -93,14 +113,38 @@ def _design_right(gpu: str, fmt: str, users: int, ctx: int, tpot: float, ttft: f
 DESIGNS = (("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("h200-sxm", "bf16"), ("h200-sxm", "fp8"))
 
 
+def design_sweep(
+    users: int, ctx: int, tpot: float, ttft: float, budget: float, points: int = 41
+) -> list[str]:
+    """Each written design over ``points`` shares across the taught range: "right" (meets every
+    target at every share), "wrong" (at none) or "depends"."""
+    low, high = share_range()
+    shares = [low + (high - low) * i / (points - 1) for i in range(points)]
+    verdicts = []
+    for gpu, fmt in DESIGNS:
+        meets = [design_meets(gpu, fmt, users, ctx, tpot, ttft, budget, s)[0] for s in shares]
+        verdicts.append("right" if all(meets) else "wrong" if not any(meets) else "depends")
+    return verdicts
+
+
 def design_rights(users: int, ctx: int, tpot: float, ttft: float, budget: float) -> list[bool]:
-    """Which of the four written designs meet every target (the options a learner may pick)."""
-    return [_design_right(g, f, users, ctx, tpot, ttft, budget)[0] for g, f in DESIGNS]
+    """Which of the four written designs a learner may pick: every design not wrong at every share."""
+    return [v != "wrong" for v in design_sweep(users, ctx, tpot, ttft, budget)]
 
 
 def _cheapest(users: int, ctx: int, tpot: float, ttft: float, budget: float) -> int:
-    found = [(_design_right(g, f, users, ctx, tpot, ttft, budget), i) for i, (g, f) in enumerate(DESIGNS)]
-    return min((usd, i) for (ok, usd), i in found if ok)[1]
+    """The cheapest design right at every share (else the cheapest that depends on it)."""
+    verdicts = design_sweep(users, ctx, tpot, ttft, budget)
+    low = share_range()[0]
+    for wanted in ("right", "depends"):
+        found = [
+            (design_meets(g, f, users, ctx, tpot, ttft, budget, low)[1], i)
+            for i, (g, f) in enumerate(DESIGNS)
+            if verdicts[i] == wanted
+        ]
+        if found:
+            return min(found)[1]
+    return -1
 
 
 def _tok_s(model: str, gpu: str, batch: int, ctx: int, fmt: str = "bf16") -> float:
@@ -118,7 +162,9 @@ ANSWERS: dict[str, Callable[..., float]] = {
     "capstone/price-million": lambda model, gpu, ctx, batch, price: (
         price * 1e6 / (_tok_s(model, gpu, batch, ctx) * 3600)
     ),
-    "capstone/design-tpot": lambda gpu, fmt, users, ctx: _tpot_ms(gpu, fmt, users, ctx),
+    "capstone/design-tpot": lambda gpu, fmt, users, ctx, share: _tpot_ms(
+        gpu, fmt, users, ctx, share_range()[0 if share == "low" else 1]
+    ),
 }
 
 # The right option (its position as written, ``Option.origin``) of a choice question whose answer
