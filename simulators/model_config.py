@@ -411,6 +411,10 @@ class ModelSpec:
     # their config class's default (simulators/data/hf_config_defaults.json), as transformers
     # does. Provenance only: not compared, so a spec equals one read from the complete config.
     defaulted_fields: tuple[str, ...] = field(default=(), compare=False)
+    # The config.json the spec was read from, as given: a runtime needs what the layer pattern
+    # does not carry (quantization_config, vision/audio towers, rope and state-layer fields), so
+    # an engine fed this spec sizes it exactly as when fed the config. None for a hand-made spec.
+    source_config: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     # -- construction --------------------------------------------------------------------------
 
@@ -426,6 +430,9 @@ class ModelSpec:
         problem for anything malformed or missing without a default.
         """
         cfg = _parse_json(config)
+        # the config as given (a multimodal wrapper keeps its towers; _parse_json unwraps it)
+        raw = config if isinstance(config, Mapping) else json.loads(config)
+        source = copy.deepcopy(dict(raw))
         r = _Reader(cfg)
         family = cfg.get("model_type") or "llama"
         if not isinstance(family, str):
@@ -444,7 +451,7 @@ class ModelSpec:
             kw = _read_openelm(r, name or str(cfg.get("_name_or_path") or ""))
         else:
             kw = _read_standard(r, cfg, family, name)
-        spec = cls(**kw, defaulted_fields=defaulted)
+        spec = cls(**kw, defaulted_fields=defaulted, source_config=source)
         spec.check_layers()
         _check_total(spec)
         return spec

@@ -12,6 +12,7 @@ measured terms themselves.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -401,3 +402,33 @@ def test_an_unknown_vision_tower_is_refused_by_name():
     config["model_type"] = "mystery"
     with pytest.raises(EngineError, match="mystery_vit"):
         engines.vision_tower_params(config)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param(lambda: _preset("gpt-oss-20b").config, id="gpt-oss-20b-mxfp4"),
+        pytest.param(lambda: MULTIMODAL["gemma-3-4b-it"](), id="gemma-3-4b-vision"),
+        pytest.param(lambda: _preset("qwen3.5-27b").config, id="qwen3.5-27b-hybrid"),
+        pytest.param(lambda: _config({"model_id": "Qwen/Qwen3-235B-A22B-FP8"}), id="qwen3-235b-fp8"),
+    ],
+)
+def test_a_spec_read_from_a_config_sizes_like_the_config(config):
+    """Issue 30 item 6: ``vllm_startup(ModelSpec.from_hf_config(cfg))`` never differs silently
+    from ``vllm_startup(cfg)``: the spec keeps the config it was read from (quantization_config,
+    the vision tower, the state layers' fields)."""
+    cfg = config()
+    kwargs = {"max_model_len": 4096, "tp": 4 if "235b" in str(cfg.get("_name_or_path", "")) else 1}
+    gpu = "h200-sxm"
+    from_config = vllm_startup(cfg, gpu, **kwargs)
+    from_spec = vllm_startup(ModelSpec.from_hf_config(cfg), gpu, **kwargs)
+    assert from_spec == from_config
+    assert from_spec.weights_bytes == from_config.weights_bytes
+    assert from_spec.weights_label == from_config.weights_label
+
+
+def test_a_hand_made_spec_says_it_has_no_config():
+    spec = ModelSpec.from_hf_config(_preset("gpt-oss-20b").config)
+    bare = dataclasses.replace(spec, source_config=None)
+    s = vllm_startup(bare, "h200-sxm", max_model_len=4096)
+    assert any("no config.json" in n for n in s.notes)

@@ -955,8 +955,10 @@ def format_gib(value: float) -> str:
 
 
 def _as_spec(spec: ModelSpec | Mapping[str, Any], config: Mapping[str, Any] | None):
+    """The spec and the config vLLM reads beside it: a spec read from a config carries it
+    (``ModelSpec.source_config``), so both ways of calling size the same checkpoint."""
     if isinstance(spec, ModelSpec):
-        return spec, config
+        return spec, config if config is not None else spec.source_config
     if isinstance(spec, Mapping):
         return ModelSpec.from_hf_config(dict(spec)), spec
     raise EngineError("spec must be a ModelSpec or a config.json object")
@@ -1109,6 +1111,13 @@ def vllm_startup(
         hybrid_manager=hybrid_manager,
     )
     notes = spec_notes + pool.notes
+    if config is None:
+        notes = (
+            "This spec came with no config.json: the weights are taken in the model dtype, as no"
+            " quantization_config or vision tower could be read. Pass the config to size a"
+            " quantized or multimodal checkpoint.",
+            *notes,
+        )
     if stages:
         if len({s for _, s in specs}) > 1:
             raise EngineError("pp > 1 with several KV-cache groups (a hybrid model) is not modelled yet")
