@@ -197,6 +197,55 @@ def test_l1_and_shared_memory_are_one_rung() -> None:
     assert "not sourced" not in json.dumps(d.spec)  # a missing value is a dash, as the caption says
 
 
+def test_memory_hierarchy_widths_are_whole_gpu_sizes_and_the_caption_follows_the_part() -> None:
+    """Review 2026-11-28 §3.1: rung widths in one scope (per-SM levels times the SMs), the caption's
+    L2 from the part (not always 50 MiB), an inversion said (V100: 20 MiB of registers outweigh
+    10 MiB of L1), the headline against an L1 hit (not an FMA's issue latency), host memory's figure
+    a copy's round trip, and no ladder of dashes (M3 Max) or without latencies (H200) offered."""
+    v100 = memory_hierarchy.memory_hierarchy_diagram("v100-32gb-sxm2")
+    fam = hierarchy.family("v100-32gb-sxm2")
+    widths = {}
+    for shape, row in zip(v100.spec["layout"]["shapes"], ("registers", "l1", "l2", "hbm"), strict=False):
+        widths[row] = shape["x1"] - shape["x0"]
+    registers = hierarchy.get_level("v100-32gb-sxm2", "registers").capacity_bytes * fam.sm_count
+    l1 = hierarchy.get_level("v100-32gb-sxm2", "l1").capacity_bytes * fam.sm_count
+    l2 = hierarchy.get_level("v100-32gb-sxm2", "l2").capacity_bytes
+    assert registers > l1 > l2  # 20 MiB > 10 MiB > 6 MiB over the whole GPU
+    assert widths["registers"] > widths["l1"] > widths["l2"] and widths["hbm"] > widths["registers"]
+    assert "not every step holds more" in v100.caption and "Each step down holds more" not in v100.caption
+    assert "6 MiB L2" in v100.caption and "50 MiB" not in v100.caption
+    assert "slower than an L1 cache hit" in v100.spec["layout"]["title"]["text"]
+    assert "copy round trip 30 µs" in v100.alt and "FMA issue" in v100.alt
+    h100 = memory_hierarchy.memory_hierarchy_diagram("h100-sxm")
+    assert "Each step down holds more" in h100.caption and "50 MiB L2" in h100.caption
+    for gpu in ("m3-max", "h200-sxm"):
+        with pytest.raises(ValueError):
+            memory_hierarchy.memory_hierarchy_diagram(gpu)
+        assert gpu not in gpu_choices("memory-hierarchy").ids
+
+
+def test_bank_conflict_legend_names_the_colour_drawn() -> None:
+    """The cells are tinted vermillion, which reads orange: the subtitle says orange, not red."""
+    d = memory_hierarchy.bank_conflicts_diagram()
+    subtitle = d.spec["layout"]["title"]["text"]
+    assert "Orange" in subtitle and "Red" not in subtitle
+    vermillion = schematic._tint(schematic.VERMILLION, 1.0).rsplit(",", 1)[0]  # "rgba(213,94,0"
+    assert any(str(s.get("fillcolor", "")).startswith(vermillion) for s in d.spec["layout"]["shapes"])
+
+
+def test_hbm_sites_are_drawn_alike_with_the_unused_one_empty() -> None:
+    """H100: 6 sites, 5 stacks: 3 + 3 boxes of one height, the sixth dashed and empty (review: 3 + 2
+    boxes of different heights looked like different stacks); H200's stacks are 24 GB as built."""
+    d = memory_hierarchy.hbm_stack_diagram("h100-sxm")
+    boxes = [s for s in d.spec["layout"]["shapes"] if s["type"] == "rect" and s["x0"] in (3, 73)]
+    assert len(boxes) == 6
+    assert len({round(b["y1"] - b["y0"], 6) for b in boxes}) == 1
+    assert sum(1 for b in boxes if b["line"].get("dash") == "dash") == 1
+    assert "6 sites on the package, 1 unused" in d.alt
+    h200 = {r["Quantity"]: r["Value"] for r in memory_hierarchy.hbm_stack_diagram("h200-sxm").table}
+    assert h200["One stack as built (sourced)"] == 24 and h200["HBM stacks"] == 6
+
+
 def test_coalescing_sector_counts() -> None:
     assert memory_hierarchy.sectors_per_warp_load(1) == 4  # 32 × 4 B = 128 B = four 32-byte sectors
     assert memory_hierarchy.sectors_per_warp_load(32) == 32

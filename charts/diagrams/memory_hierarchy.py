@@ -8,6 +8,7 @@ memory hierarchy (``simulators.hierarchy``), model presets, the quantization for
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -54,7 +55,11 @@ def _rungs(fam: hierarchy.HardwareFamily) -> list[dict[str, Any]]:
             continue
         rung = {"name": lv.name, "capacity": lv.capacity_bytes, "scope": lv.capacity_scope, "latencies": []}
         if lv.has_latency:
-            rung["latencies"].append(("", lv))
+            # A GPU reaches host memory by a copy: its figure is a copy's round trip, not a load
+            # latency (memory_hierarchy.csv says so for V100), and is labelled as one.
+            # The register figure is an FMA's dependent-issue latency (the CSV's note), not a load.
+            label = {"host-memory": "copy round trip ", "registers": "FMA issue "}.get(level_id, "")
+            rung["latencies"].append((label, lv))
         shared = by_id.get("shared") if level_id == "l1" else None
         if shared is not None:
             rung["name"] = "L1 cache / shared memory"
@@ -72,7 +77,17 @@ def memory_hierarchy_diagram(gpu: str = "h100-sxm") -> Diagram:
     sourced hierarchy."""
     fam = require_family(gpu)
     rungs = _rungs(fam)
-    caps = [r["capacity"] for r in rungs if r["capacity"]]
+    if sum(1 for r in rungs if r["capacity"]) < 2 or not any(r["latencies"] for r in rungs):
+        # a ladder of dashes (M3 Max) or of sizes without a single latency (H200) says nothing
+        raise ValueError("no sourced latencies or too few sourced sizes (memory_hierarchy.csv)")
+
+    def whole_gpu(rung: dict[str, Any]) -> float | None:
+        """A rung's capacity over the whole GPU: per-SM sizes times the SMs, so rungs compare."""
+        if not rung["capacity"]:
+            return None
+        return rung["capacity"] * (fam.sm_count if rung["scope"] == "per SM" and fam.sm_count else 1)
+
+    caps = [c for c in (whole_gpu(r) for r in rungs) if c]
     low, high = (math.log10(min(caps)), math.log10(max(caps))) if caps else (0.0, 1.0)
     shapes: list[dict] = []
     notes: list[dict] = []
@@ -97,9 +112,11 @@ def memory_hierarchy_diagram(gpu: str = "h100-sxm") -> Diagram:
     for i, rung in enumerate(rungs):
         y1 = 96 - i * row_h
         y0 = y1 - row_h + 2
-        # Width grows with log capacity; a level without a sourced size is drawn full width, dashed.
+        # Width grows with log whole-GPU capacity (per-SM levels times the SMs, so every rung has
+        # one scope); a level without a sourced size is drawn full width, dashed.
         capacity = rung["capacity"]
-        share = (math.log10(capacity) - low) / (high - low) if capacity and high > low else 1.0
+        total = whole_gpu(rung)
+        share = (math.log10(total) - low) / (high - low) if total and high > low else 1.0
         half = 30 + 18 * share
         colour = OKABE_ITO[i % 6]
         dash = {} if capacity else {"dash": "dash"}
@@ -124,7 +141,9 @@ def memory_hierarchy_diagram(gpu: str = "h100-sxm") -> Diagram:
                     ),
                 }
             )
-    timed = [lv for rung in rungs for _, lv in rung["latencies"]]
+    # The headline compares device memory with the first load that has a measured latency: an L1
+    # hit, not the registers (their figure is an FMA's dependent-issue latency, not a load).
+    timed = [lv for rung in rungs for _, lv in rung["latencies"] if lv.level not in ("registers",)]
     fast = timed[0] if timed else None
     dram = next((lv for lv in fam.levels if lv.level == "device-memory"), None)
     alt = (
@@ -133,21 +152,41 @@ def memory_hierarchy_diagram(gpu: str = "h100-sxm") -> Diagram:
         + "."
     )
     detail = ""
-    if fast and dram and dram.has_latency:
+    if fast and dram and dram.has_latency and fast is not dram:
         detail = (
-            f"{dram.name} is {dram.latency_s('mid') / fast.latency_s('mid'):.0f}× slower than {fast.name}"
+            f"{dram.name} is {dram.latency_s('mid') / fast.latency_s('mid'):.0f}× slower than "
+            f"{'an ' if fast.level == 'l1' else ''}{fast.name}" + (" hit" if fast.level == "l1" else "")
         )
+    sized = [(r["name"], whole_gpu(r)) for r in rungs if whole_gpu(r)]
+    inversions = [(a, b) for a, b in itertools.pairwise(sized) if b[1] < a[1]]
+    if inversions:
+        (upper, upper_size), (lower, lower_size) = inversions[0]
+        holds = (
+            "Each step down answers later, but not every step holds more: over the whole GPU, for "
+            f"example, {upper} ({_bytes(upper_size)}) outweigh {lower} ({_bytes(lower_size)})."
+        )
+    else:
+        holds = "Each step down holds more and answers later."
+    per_sm = next((r for r in rungs if r["scope"] == "per SM" and r["capacity"]), None)
+    per_gpu = next((r for r in rungs if r["scope"] == "per GPU" and r["capacity"]), None)
+    compare = (
+        f" Registers and L1 are per SM, L2 and memory per GPU: compare whole-GPU sizes, not a per-SM "
+        f"{_bytes(per_sm['capacity'])} with a {_bytes(per_gpu['capacity'])} {per_gpu['name']} (widths "
+        "here are whole-GPU sizes)."
+        if per_sm and per_gpu and fam.sm_count
+        else ""
+    )
     spec = _schematic(f"Memory hierarchy: {fam.name}", detail, shapes, notes, height=500)
     return Diagram(
         "memory-hierarchy",
         spec,
         alt,
         tuple(table),
-        "Each step down holds more and answers later. L1 and shared memory are one SRAM per SM, "
-        "split between the two, so they share a rung. Registers and L1 are per SM, L2 and memory per "
-        "GPU: compare whole-GPU sizes, not a per-SM 256 KiB with a 50 MiB L2. Latencies are the "
-        "midpoints of published microbenchmark ranges (simulators/data/memory_hierarchy.csv); "
-        "a dash means no sourced value.",
+        holds
+        + " L1 and shared memory are one SRAM per SM, split between the two, so they share a rung."
+        + compare
+        + " Latencies are the midpoints of published microbenchmark ranges "
+        "(simulators/data/memory_hierarchy.csv); a dash means no sourced value.",
     )
 
 
@@ -261,8 +300,8 @@ def bank_conflicts_diagram(strides: Sequence[int] = (1, 2, 32)) -> Diagram:
         y1, y0 = y_top - 8, y_top - row_h + 11
         warp = cuda_fact("warp_size")
         for b, n in enumerate(per_bank):
-            # Blue: one word; red, darker the more words the bank must serve in turn (the same scale
-            # on every row, up to a whole warp's 32), with the count written in the cell.
+            # Blue: one word; orange (tinted vermillion), darker the more words the bank must serve in
+            # turn (the same scale on every row, up to a whole warp's 32), with the count written in the cell.
             depth = math.log2(n) / math.log2(warp) if n > 1 else 0.0
             shapes.append(
                 _rect(
@@ -300,7 +339,7 @@ def bank_conflicts_diagram(strides: Sequence[int] = (1, 2, 32)) -> Diagram:
     )
     spec = _schematic(
         f"{banks} shared-memory banks, one warp read",
-        "Blue: a bank serving one word. Red, with a count: words a bank serves in turn.",
+        "Blue: a bank serving one word. Orange, darker with a count: words a bank serves in turn.",
         shapes,
         notes,
         height=420,
@@ -364,23 +403,27 @@ def hbm_stack_diagram(gpu: str = "h100-sxm") -> Diagram:
     else:
         shapes = [_rect(32, 22, 68, 80, _tint(BLUE, 0.2), BLUE, width=2)]
         notes = [_text(50, 51, f"<b>GPU die</b><br>{acc.name}")]
-    left = math.ceil(stacks / 2)
-    sides = [(0, left), (1, stacks - left)]
+    # Every site the same size, as on the package: a 6-site package with 5 stacks (H100, A100) draws
+    # 3 + 3 boxes with the sixth site empty, not 3 + 2 boxes of different heights.
+    sites = max(stacks, int(arch_fact(acc.id, "hbm_sites") or stacks))
+    left = math.ceil(sites / 2)
+    h = 58 / left
     die_edges = (31, 69) if dies == 2 else (32, 68)
-    for side, count in sides:
-        if not count:
+    for site in range(sites):
+        side, i = (0, site) if site < left else (1, site - left)
+        y1 = 80 - i * h
+        y0 = y1 - h + 2
+        x0, x1 = (3, 27) if side == 0 else (73, 97)
+        if site >= stacks:
+            shapes.append(_rect(x0, y0, x1, y1, "rgba(0,0,0,0)", GREY, width=2, line_extra={"dash": "dash"}))
+            notes.append(_text((x0 + x1) / 2, (y0 + y1) / 2, "unused site", size=11, colour=None))
             continue
-        h = 58 / count
-        for i in range(count):
-            y1 = 80 - i * h
-            y0 = y1 - h + 2
-            x0, x1 = (3, 27) if side == 0 else (73, 97)
-            shapes.append(_rect(x0, y0, x1, y1, _tint(ORANGE, 0.3), ORANGE, width=2))
-            edge = die_edges[side]
-            shapes.append(_line(x1 if side == 0 else x0, (y0 + y1) / 2, edge, (y0 + y1) / 2, GREY, 3))
-            cap = f"{stack_gb:g} GB" if stack_gb else (si(per_stack_cap, "B") if per_stack_cap else "")
-            text = f"{si(per_stack_bw, 'B/s')}" + (f" · {cap}" if cap else "")
-            notes.append(_text((x0 + x1) / 2, (y0 + y1) / 2, text, size=11 if count > 3 else LABEL_FONT_PX))
+        shapes.append(_rect(x0, y0, x1, y1, _tint(ORANGE, 0.3), ORANGE, width=2))
+        edge = die_edges[side]
+        shapes.append(_line(x1 if side == 0 else x0, (y0 + y1) / 2, edge, (y0 + y1) / 2, GREY, 3))
+        cap = f"{stack_gb:g} GB" if stack_gb else (si(per_stack_cap, "B") if per_stack_cap else "")
+        text = f"{si(per_stack_bw, 'B/s')}" + (f" · {cap}" if cap else "")
+        notes.append(_text((x0 + x1) / 2, (y0 + y1) / 2, text, size=11 if left > 3 else LABEL_FONT_PX))
     notes.append(
         _text(
             50,
@@ -406,6 +449,8 @@ def hbm_stack_diagram(gpu: str = "h100-sxm") -> Diagram:
     ]
     if stack_gb:
         table.append({"Quantity": "One stack as built (sourced)", "Value": stack_gb, "Unit": "GB"})
+    if sites > stacks:
+        table.append({"Quantity": "Stack sites on the package", "Value": sites, "Unit": "sites"})
     if dies > 1:
         table.append({"Quantity": "GPU dies", "Value": dies, "Unit": "dies"})
         if die_link:
@@ -414,6 +459,7 @@ def hbm_stack_diagram(gpu: str = "h100-sxm") -> Diagram:
     alt = (
         f"The {acc.name} has {stacks} {kind} stacks beside "
         + (f"its {dies} dies ({stacks // dies} each, joined by NV-HBI)" if dies > 1 else "the die")
+        + (f" ({sites} sites on the package, {sites - stacks} unused)" if sites > stacks else "")
         + f"; {stacks} × {si(per_stack_bw, 'B/s')} per stack gives its {si(bandwidth, 'B/s')}"
         + (
             f", and {stacks} × {si(per_stack_cap, 'B')} its {acc.memory_label}"
@@ -427,8 +473,10 @@ def hbm_stack_diagram(gpu: str = "h100-sxm") -> Diagram:
         )
         + "."
     )
-    subtitle = f"{stacks} stacks on the package" + (
-        f", {dies} GPU dies that software sees as one" if dies > 1 else ""
+    subtitle = (
+        f"{stacks} stacks on the package"
+        + (f" ({sites} sites)" if sites > stacks else "")
+        + (f", {dies} GPU dies that software sees as one" if dies > 1 else "")
     )
     spec = _schematic(f"HBM: {acc.name}", subtitle, shapes, notes, height=420)
     return Diagram(

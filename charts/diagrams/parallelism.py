@@ -188,6 +188,8 @@ def zero_stages(*, model: str = "llama-2-7b", n_gpus: int = 64, gpu: str = "a100
     _check_range("n_gpus", n_gpus, 1, 16_384)
     name, spec = _preset_spec(model)
     acc = get_accelerator(gpu)
+    if not acc.memory_bytes:
+        raise ValueError("no device memory in the catalog (a CPU's memory is the host's)")
     params = spec.param_count()
     recipe = training_recipe(ZERO_RECIPE)
     labels = [

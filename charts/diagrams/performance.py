@@ -368,6 +368,10 @@ def capacity_vs_bandwidth_diagram(
     right) and the bandwidth that reads the first model's weights ``tokens_per_s`` times a second."""
     gpus = [a for a in load_catalog() if a.kind == "gpu" and a.memory_bytes]
     chosen = get_accelerator(gpu)
+    if chosen not in gpus:
+        # the chart plots discrete GPUs only; highlighting a TPU, a system-on-chip or a CPU would draw
+        # a point the subtitle says is left out (diagram review 2026-11-28, capacity-vs-bandwidth)
+        raise ValueError("not a discrete GPU: TPUs, Gaudi, systems-on-chip and CPUs are not on this chart")
     xs = [a.memory_bytes / 1e9 for a in gpus]
     ys = [a.memory_bandwidth_bytes_per_s / 1e12 for a in gpus]
     weights = [(get_model_preset(m), weight_bytes(get_model_preset(m).spec, weight_format)) for m in models]
