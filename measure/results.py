@@ -18,9 +18,10 @@ import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from measure.webgpu_checks import WEBGPU_TOOL, check_document, is_browser_document, normalized
+
 SCHEMA_VERSION = 1
 TOOL = "gpu-field-guide measure"
-WEBGPU_TOOL = "gpu-field-guide webgpu"  # the browser suite (ui/webgpu.js)
 MAX_FILE_BYTES = 5 * 1024**2
 MAX_RECORDS = 20_000
 
@@ -595,11 +596,13 @@ def load_results(data: bytes | str) -> Results:
         raise ValueError("'results' must be a list of result objects.")
     if len(results) > MAX_RECORDS:
         raise ValueError(f"Too many results: {len(results):,} (the limit is {MAX_RECORDS:,}).")
-    records = tuple(_validate_record(i, r) for i, r in enumerate(results))
-    if _from_browser(doc):
-        from measure.webgpu import check_document
-
+    if is_browser_document(doc):
+        # Measured in a browser (ui/webgpu.js), whatever its labels say: every field type-checked,
+        # every stored figure equal to what its bytes, FLOPs and times give, and only those drawn.
         check_document(doc)
+        doc = normalized(doc)
+        results = doc["results"]
+    records = tuple(_validate_record(i, r) for i, r in enumerate(results))
     statuses = doc.get("statuses", [])
     if not isinstance(statuses, list) or not all(isinstance(s, dict) for s in statuses):
         raise ValueError("'statuses' must be a list of objects.")
@@ -618,16 +621,8 @@ def load_results(data: bytes | str) -> Results:
         hosted=doc.get("hosted"),
         schema=schema,
         extra={k: v for k, v in doc.items() if k not in _TOP_LEVEL},
-        tool=WEBGPU_TOOL if doc.get("tool") == WEBGPU_TOOL else TOOL,
+        tool=WEBGPU_TOOL if is_browser_document(doc) else TOOL,
     )
-
-
-def _from_browser(doc: dict[str, Any]) -> bool:
-    """True when a document says it was measured in a browser (ui/webgpu.js): such a file gets the
-    stricter checks of measure.webgpu.check_document (every kernel verified, rates that follow from
-    their times)."""
-    device = doc.get("device") or {}
-    return "webgpu" in (device.get("source"), device.get("type")) or doc.get("tool") == WEBGPU_TOOL
 
 
 def _reject_constant(name: str) -> None:

@@ -108,7 +108,8 @@ def datasheet_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
             "Quantity": r["quantity"],
             "Measured (best)": f"{r['measured']:,.4g} {r['unit']}",
             "Datasheet": f"{r['datasheet']:,.4g} {r['unit']}",
-            "Measured ÷ datasheet": f"{r['ratio']:.0%}",
+            # Two significant figures below 1 %: a software adapter's 0.004 % is not "0%".
+            "Measured ÷ datasheet": f"{r['ratio']:.0%}" if r["ratio"] >= 0.01 else f"{100 * r['ratio']:.2g}%",
         }
         for r in datasheet_ratios(results.get("results", []), row)
     ]

@@ -15,20 +15,28 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from measure.launch_bound import LAUNCH_BOUND_FACTOR, LAUNCH_BOUND_HINT
+from measure.results import load_results
+from measure.webgpu_checks import (  # noqa: F401  (the checks' one home, re-exported)
+    BROWSER_KINDS,
+    DISPATCH_MODE,
+    MAX_TEXT,
+    NOISE_LIMIT,
+    RATE_TOLERANCE,
+    SOURCE,
+    SUBMIT_MODE,
+    check_document,
+    is_browser_document,
+    is_software_adapter,
+    recompute,
+    software_caps,
+)
 
-SOURCE = "webgpu"
-BROWSER_KINDS = frozenset({"bandwidth", "compute", "launch_overhead", "latency", "matmul"})
-# Rates must follow from the times they were computed from, to this relative tolerance.
-RATE_TOLERANCE = 0.01
-MAX_TEXT = 200  # adapter strings: the browser cuts them at 200 characters too
 # Catalog kinds a browser can run on (not TPUs, Gaudi or server CPUs).
 BROWSER_CATALOG_KINDS = ("gpu", "soc")
-DISPATCH_MODE = "webgpu-dispatch"  # the in-pass empty-dispatch record: the launch-bound reference
 READER_NAMED = "named by you on this page (the browser does not say which GPU it is)"
 
 _VENDORS = {
@@ -45,94 +53,6 @@ _VENDORS = {
     "samsung": "Samsung",
     "mesa": "Mesa",
 }
-
-
-def _fail(where: str, message: str) -> None:
-    raise ValueError(f"{where}: {message}")
-
-
-def _close(measured: float, expected: float) -> bool:
-    return (
-        math.isfinite(measured)
-        and math.isfinite(expected)
-        and abs(measured - expected) <= (RATE_TOLERANCE * abs(expected))
-    )
-
-
-def _timing(where: str, record: Mapping[str, Any]) -> tuple[float, float, float, float]:
-    """(min, p10, median, p90) seconds of a timed record, checked to be present and ordered."""
-    values = []
-    for name in ("min_s", "p10_s", "median_s", "p90_s"):
-        value = record.get(name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            _fail(where, f"a browser measurement needs a positive {name!r}")
-        values.append(float(value))
-    low, p10, median, p90 = values
-    slack = 1e-9 * median
-    if not low <= p10 + slack <= median + 2 * slack <= p90 + 3 * slack:
-        _fail(where, "its times are out of order (minimum ≤ p10 ≤ median ≤ p90 must hold)")
-    return low, p10, median, p90
-
-
-def check_document(doc: Mapping[str, Any]) -> None:
-    """Raise ValueError, saying what is wrong, unless ``doc`` is a browser measurement whose numbers
-    can be drawn: every record of a kind the browser suite writes, from source "webgpu", verified by
-    its own kernel check, with a timer named, times in order, and every rate equal (within 1 %) to
-    what its bytes, FLOPs or operations over its median time give. A hand-edited number fails the
-    last check: the file is refused, not partly shown."""
-    device = doc.get("device")
-    if not isinstance(device, Mapping):
-        _fail("device", "must be a JSON object")
-    adapter = device.get("adapter")
-    if not isinstance(adapter, Mapping):
-        _fail("device.adapter", "a browser measurement must say which adapter ran it (adapter.info)")
-    for key, value in adapter.items():
-        if isinstance(value, str) and len(value) > MAX_TEXT:
-            _fail(f"device.adapter.{key}", f"longer than {MAX_TEXT} characters")
-        if not isinstance(value, str | bool | int | float) and value is not None:
-            _fail(f"device.adapter.{key}", "must be a string, number or true/false")
-    for index, record in enumerate(doc.get("results") or []):
-        kind = record.get("kind")
-        where = f"results[{index}] ({kind})"
-        if kind not in BROWSER_KINDS:
-            _fail(where, f"the browser suite writes only {', '.join(sorted(BROWSER_KINDS))}")
-        if record.get("source") != SOURCE:
-            _fail(where, 'every record of a browser measurement has source "webgpu"')
-        if record.get("verified") is not True:
-            _fail(
-                where,
-                "its kernel's result was not verified, and a result that was not checked is never "
-                "drawn (a wrong result is an error, not a number)",
-            )
-        if not isinstance(record.get("timer"), str) or not record["timer"]:
-            _fail(where, "must name the timer it was measured with")
-        if kind == "latency":
-            ns = float(record["ns"])
-            p10, p90 = record.get("p10_ns"), record.get("p90_ns")
-            if isinstance(p10, int | float) and isinstance(p90, int | float) and not p10 <= ns <= p90:
-                _fail(where, "ns must lie between p10_ns and p90_ns")
-            continue
-        _, _, median, _ = _timing(where, record)
-        if kind == "bandwidth":
-            expected = record["bytes"] / median / 1e9
-            if not _close(float(record["gb_per_s"]), expected):
-                _fail(where, f"gb_per_s {record['gb_per_s']:.6g} is not bytes ÷ median_s ({expected:.6g})")
-        elif kind == "compute":
-            expected = record["flops"] / median / 1e12
-            if not _close(float(record["tflops"]), expected):
-                _fail(where, f"tflops {record['tflops']:.6g} is not flops ÷ median_s ({expected:.6g})")
-        elif kind == "matmul":
-            expected = 2 * record["m"] * record["n"] * record["k"] / median / 1e12
-            if not _close(float(record["tflops"]), expected):
-                _fail(where, f"tflops {record['tflops']:.6g} is not 2mnk ÷ median_s ({expected:.6g})")
-        elif kind == "launch_overhead" and not _close(float(record["ops_per_s"]), 1 / median):
-            _fail(where, f"ops_per_s {record['ops_per_s']:.6g} is not 1 ÷ median_s ({1 / median:.6g})")
-
-
-def is_browser_document(doc: Mapping[str, Any]) -> bool:
-    """True for a document the browser suite wrote (its device's source is "webgpu")."""
-    device = doc.get("device") or {}
-    return isinstance(device, Mapping) and SOURCE in (device.get("source"), device.get("type"))
 
 
 def device_name(adapter: Mapping[str, Any]) -> str:
@@ -211,7 +131,8 @@ def finalize(doc: Mapping[str, Any], chosen_id: str | None = None) -> dict[str, 
     catalog row (``chosen_id``: None = what the adapter names, "" = none, else a catalog id the
     reader picked), cache labels on bandwidth and latency points from that row's memory ladder, and
     bandwidth points whose best time is within 2× one empty dispatch marked launch-bound (the rule
-    of measure.launch_bound, with the browser's own dispatch cost). Returns a new document.
+    of measure.launch_bound, with the browser's robust dispatch cost: ``launch_reference``), and
+    the run's notices (``notices``). Returns a new document.
 
     Raises ValueError for a ``chosen_id`` that is not a browser-reachable catalog row.
     """
@@ -247,10 +168,7 @@ def finalize(doc: Mapping[str, Any], chosen_id: str | None = None) -> dict[str, 
         if family.has_level("l2"):
             l2 = family.level("l2").capacity_bytes
     records = out.get("results") or []
-    dispatch = next(
-        (r for r in records if r.get("kind") == "launch_overhead" and r.get("mode") == DISPATCH_MODE), None
-    )
-    launch_s = float(dispatch["median_s"]) if dispatch and dispatch.get("median_s") else None
+    launch_s, out["launch_reference"] = launch_reference(records)
     for record in records:
         if record.get("kind") == "bandwidth":
             level = _bandwidth_hint(float(record["bytes"]), l2)
@@ -270,15 +188,146 @@ def finalize(doc: Mapping[str, Any], chosen_id: str | None = None) -> dict[str, 
         elif record.get("kind") == "latency":
             level = chase_level(float(record["bytes"]), capacities) if capacities else None
             record["cache_hint"] = _LEVEL_NAMES.get(level or "", "")
+    out["webgpu_notices"] = notices(out)
     return out
+
+
+def launch_reference(records: list[Mapping[str, Any]]) -> tuple[float | None, str]:
+    """The dispatch cost the launch-bound rule uses, and why: the fastest sample (min_s) of the
+    in-pass empty dispatches, each sample at least 64 dispatches, so one slow sample cannot decide;
+    None when there is no such record, or when it exceeds a whole submit-and-wait (impossible: one
+    more dispatch inside a pass cannot cost more than a round trip with a dispatch in it)."""
+    dispatch = next(
+        (r for r in records if r.get("kind") == "launch_overhead" and r.get("mode") == DISPATCH_MODE), None
+    )
+    submit = next(
+        (r for r in records if r.get("kind") == "launch_overhead" and r.get("mode") == SUBMIT_MODE), None
+    )
+    if dispatch is None or not dispatch.get("min_s"):
+        return None, "no in-pass dispatch cost was measured, so no point is called launch-bound"
+    best = float(dispatch["min_s"])
+    if submit is not None and submit.get("min_s") and best > float(submit["min_s"]):
+        return None, (
+            f"the in-pass dispatch cost ({best * 1e6:.3g} us) exceeds a whole submit-and-wait "
+            f"({float(submit['min_s']) * 1e6:.3g} us), which cannot be: it is not used"
+        )
+    return best, f"one empty dispatch in a pass, its fastest sample: {best * 1e6:.3g} us"
+
+
+# Expected length of a run; past twice this, the notice says the computer may have been busy.
+EXPECTED_RUN_S = {True: 60.0, False: 300.0}
+LADDER_DROP = 0.8  # a larger ring reading below 80 % of a smaller one's time is flagged
+
+
+def notices(doc: Mapping[str, Any]) -> list[str]:
+    """What a reader must know before trusting the run, in words: noisy points (p90 ÷ p10 above
+    NOISE_LIMIT after one re-measurement, kept out of the headline), samples under 100 timer ticks,
+    a pointer-chase ladder that falls as the ring grows, and a run that looks like a busy computer
+    (over twice its expected length, or a third of its points noisy)."""
+    records = list(doc.get("results") or [])
+    out = []
+    noisy = [r for r in records if r.get("noisy")]
+    if noisy:
+        names = ", ".join(_point_name(r) for r in noisy[:6]) + (" …" if len(noisy) > 6 else "")
+        out.append(
+            f"{len(noisy)} noisy point(s), whose slowest tenth took more than {NOISE_LIMIT:g}× their fastest "
+            f"tenth even after a second measurement: {names}. They are drawn with their p10–p90 bars and "
+            "left out of the headline."
+        )
+    short = [r for r in records if r.get("ticks_note")]
+    if short:
+        out.append(
+            f"{len(short)} point(s) had samples under 100 ticks of the timer, so the timer's step is "
+            f"more than 1 % of them: {', '.join(_point_name(r) for r in short[:6])}."
+        )
+    chase = sorted((r for r in records if r.get("kind") == "latency"), key=lambda r: r["bytes"])
+    falls = [
+        (a, b)
+        for i, a in enumerate(chase)
+        for b in chase[i + 1 :]
+        if float(b["ns"]) < LADDER_DROP * float(a["ns"])
+    ]
+    if falls:
+        a, b = falls[0]
+        out.append(
+            "The pointer-chase ladder falls as the ring grows "
+            f"({_size(b['bytes'])} reads {float(b['ns']):,.3g} ns, {_size(a['bytes'])} "
+            f"{float(a['ns']):,.3g} ns): a larger ring cannot be faster, so other work on this "
+            "computer disturbed the smaller one. Run it again with nothing else busy."
+        )
+    run = doc.get("webgpu_run") or {}
+    elapsed = run.get("elapsed_s")
+    expected = EXPECTED_RUN_S[doc.get("quick") is not False]
+    busy = isinstance(elapsed, int | float) and elapsed > 2 * expected
+    if busy or (records and len(noisy) * 3 >= len(records) and len(noisy) >= 2):
+        took = f"took {elapsed:,.1f} s, over twice the {expected:g} s expected, and " if busy else ""
+        out.append(
+            f"This computer looked busy: the run {took}{len(noisy)} of {len(records)} points were "
+            "noisy. Close other tabs and programs and measure again; numbers from a busy machine read low."
+        )
+    return out
+
+
+def _point_name(record: Mapping[str, Any]) -> str:
+    kind = record.get("kind")
+    if kind == "bandwidth":
+        return f"{record.get('op')} {_size(record['bytes'])}"
+    if kind == "latency":
+        return f"chase {_size(record['bytes'])}"
+    if kind == "matmul":
+        return f"matmul {record.get('m')}"
+    if kind == "compute":
+        return f"FMA chain {record.get('dtype')}"
+    return "empty dispatch" if record.get("mode") == DISPATCH_MODE else "submit and wait"
+
+
+def _percent(ratio: float) -> str:
+    """A ratio as a percentage with three significant figures: 0.004 % stays 0.004 %, not 0 %."""
+    value = 100 * ratio
+    return f"{value:,.0f} %" if value >= 100 else f"{float(f'{value:.3g}'):,g} %"
+
+
+def headline(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """ "memory bandwidth ≈ X GB/s, Y % of <GPU>": the triad (else copy) at the largest working set
+    measured, from its bytes and median time, noisy and launch-bound points left out; the ratio
+    against the catalog row the document is held to (the adapter's own name, or the reader's pick),
+    or None when no GPU is named. Returns {"gb_per_s", "bytes", "op", "ratio", "gpu", "text"}."""
+    points = [
+        r
+        for r in doc.get("results") or []
+        if r.get("kind") == "bandwidth" and not r.get("noisy") and not r.get("launch_bound")
+    ]
+    if not points:
+        return None
+    in_memory = [r for r in points if r.get("cache_hint") == "device memory"]
+    points = in_memory or points
+    top = max(r["bytes"] for r in points)
+    at_top = [r for r in points if r["bytes"] >= top / 2]
+    best = max(at_top, key=lambda r: (r.get("op") == "triad", r["bytes"]))
+    gbps = float(best["bytes"]) / float(best["median_s"]) / 1e9
+    match = (doc.get("device") or {}).get("catalog_match") or {}
+    row = next((r for r in catalog_rows() if r["id"] == match.get("id")), None) if match else None
+    sheet = row.get("memory_bw_gbps") if row else None
+    ratio = gbps / sheet if sheet else None
+    text = f"memory bandwidth ≈ {gbps:,.3g} GB/s"
+    if ratio is not None:
+        text += f", {_percent(ratio)} of {row['name']} ({sheet:,.4g} GB/s on its datasheet)"
+        if best.get("cache_hint") == "L2":
+            text += f"; its {_size(best['bytes'])} working set fits in that GPU's L2, so this reads the L2"
+    return {
+        "gb_per_s": gbps,
+        "bytes": best["bytes"],
+        "op": best.get("op"),
+        "ratio": ratio,
+        "gpu": row["name"] if row else None,
+        "text": text,
+    }
 
 
 def from_component(payload: str, max_bytes: int) -> dict[str, Any]:
     """The document inside one message from the browser component (``{"seq", "doc"}`` as JSON),
     validated as an upload is (measure.results.load_results, which applies ``check_document``).
     Raises ValueError with a message for anything else."""
-    from measure.results import load_results
-
     if not isinstance(payload, str):
         raise ValueError("the browser sent no text")
     if len(payload.encode("utf-8")) > max_bytes:

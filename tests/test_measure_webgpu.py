@@ -57,8 +57,15 @@ def test_every_recorded_rate_is_its_bytes_or_flops_over_its_median_time():
     [
         ("bandwidth", "gb_per_s", "is not bytes ÷ median_s"),
         ("compute", "tflops", "is not flops ÷ median_s"),
-        ("matmul", "tflops", "is not 2mnk ÷ median_s"),
+        ("matmul", "tflops", "is not flops ÷ median_s"),
         ("launch_overhead", "ops_per_s", "is not 1 ÷ median_s"),
+        ("bandwidth", "bytes_per_s", "is not bytes ÷ median_s"),
+        ("bandwidth", "best_gb_per_s", "is not bytes ÷ min_s"),
+        ("compute", "flops_per_s", "is not flops ÷ median_s"),
+        ("matmul", "flops_per_s", "is not flops ÷ median_s"),
+        ("compute", "intensity_flop_per_byte", "is not flops ÷ bytes"),
+        ("latency", "ns", "is not the median"),
+        ("latency", "p90_ns", "is not the p90"),
     ],
 )
 def test_an_edited_rate_is_refused(kind, field, says):
@@ -84,6 +91,222 @@ def test_a_record_from_elsewhere_or_of_another_kind_is_refused():
     assert "the browser suite writes only" in refused(doc)
 
 
+@pytest.mark.parametrize(
+    ("field", "factor"), [("bytes_per_s", 1000), ("flops_per_s", 1000), ("gb_per_s", 1000)]
+)
+def test_every_drawn_rate_times_1000_is_refused(field, factor):
+    """The issue's forgery: a rate the charts draw, ×1000, with the times left as they were."""
+    doc = recorded()
+    for record in doc["results"]:
+        if field in record:
+            record[field] *= factor
+    assert "is not" in refused(doc)
+
+
+def consistent_forgery(doc: dict, factor: float = 1000) -> dict:
+    """Every time ÷ factor and every rate × factor: a file whose own arithmetic holds."""
+    for r in doc["results"]:
+        for name in ("median_s", "p10_s", "p90_s", "min_s", "sample_s"):
+            if name in r:
+                r[name] /= factor
+        for name in (
+            "gb_per_s",
+            "bytes_per_s",
+            "best_gb_per_s",
+            "tflops",
+            "flops_per_s",
+            "best_tflops",
+            "ops_per_s",
+        ):
+            if name in r:
+                r[name] *= factor
+        if r["kind"] == "latency":
+            r["long_walk_s"] = [t / factor for t in r["long_walk_s"]]
+            r["short_walk_s"] = [t / factor for t in r["short_walk_s"]]
+            for name in ("ns", "p10_ns", "p90_ns", "min_ns"):
+                r[name] /= factor
+    return doc
+
+
+def test_a_consistent_forgery_is_refused_by_what_a_software_adapter_can_do():
+    doc = consistent_forgery(recorded())
+    message = refused(doc)
+    assert "more than a software adapter can move" in message and "EPYC 9004" in message
+    # the chase alone: loads faster than an L1 hit
+    chase_only = recorded()
+    chase_only["results"] = [r for r in chase_only["results"] if r["kind"] == "latency"]
+    assert "faster than any load can be" in refused(consistent_forgery(chase_only))
+    caps = webgpu.software_caps()
+    assert caps["bytes_per_s"] == 460.8e9 and caps["load_floor_ns"] == pytest.approx(0.5)
+
+
+def test_a_relabelled_browser_file_still_gets_the_browser_checks():
+    doc = recorded()
+    doc["tool"] = "gpu-field-guide measure"
+    doc["device"].update(type="cuda", source="cuda", device="cuda:0")
+    for record in doc["results"]:
+        record["source"] = "cuda"
+        record["device"] = "cuda:0"
+    assert webgpu.is_browser_document(doc)
+    assert 'source "webgpu"' in refused(doc)
+    # stripped of the device marks too, its records' own fields still say where they came from
+    del doc["device"]["adapter"], doc["webgpu_run"]
+    assert webgpu.is_browser_document(doc)
+    assert "adapter" in refused(doc)
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value", "says"),
+    [
+        ("latency", "p10_ns", "abc", "must be a finite number"),
+        ("latency", "long_walk_s", "abc", "must be a list"),
+        ("bandwidth", "op", 7, "must be text"),
+        ("bandwidth", "p90_s", "abc", "must be a finite number"),
+        ("compute", "invocations", [1], "must be a finite number"),
+        ("matmul", "noisy", "yes", "must be true or false"),
+        ("launch_overhead", "mode", None, "must be text"),
+        ("bandwidth", "extra_field", {"a": 1}, "must be text, a number"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_with_its_name(kind, field, value, says):
+    doc = recorded()
+    first(doc, kind)[field] = value
+    message = refused(doc)
+    assert says in message and field in message
+
+
+def test_wrong_types_in_the_device_and_run_are_refused():
+    for where, key, value in (
+        ("timer", "resolution_s", "abc"),
+        ("timer", "kind", 3),
+        ("browser", "user_agent", {"x": 1}),
+    ):
+        doc = recorded()
+        doc["device"][where][key] = value
+        assert key in refused(doc)
+    doc = recorded()
+    doc["webgpu_run"]["elapsed_s"] = "long"
+    assert "elapsed_s" in refused(doc)
+
+
+def test_a_matmul_must_count_its_own_flops_and_bytes():
+    doc = recorded()
+    first(doc, "matmul")["flops"] *= 2
+    assert "is not 2mnk" in refused(doc)
+    doc = recorded()
+    first(doc, "matmul")["bytes"] //= 2
+    assert "each matrix moved once" in refused(doc)
+
+
+def test_drawn_figures_are_recomputed_from_bytes_flops_and_times():
+    """Within the 1 % tolerance a stored rate may differ; what is drawn is the recomputed one."""
+    doc = recorded()
+    bandwidth = first(doc, "bandwidth")
+    bandwidth["gb_per_s"] *= 1.009
+    loaded = load_results(json.dumps(doc)).to_dict()
+    drawn = first(loaded, "bandwidth")
+    assert drawn["gb_per_s"] == bandwidth["bytes"] / bandwidth["median_s"] / 1e9
+    chase = first(loaded, "latency")
+    per_load = sorted(
+        (a - b) / (chase["loads"] - chase["short_loads"]) * 1e9
+        for a, b in zip(chase["long_walk_s"], chase["short_walk_s"], strict=True)
+    )
+    assert chase["ns"] == pytest.approx(per_load[len(per_load) // 2]) and chase["min_ns"] == per_load[0]
+
+
+def test_the_chase_walks_at_least_one_lap_of_every_ring_past_8_mib():
+    """Recorded on the software adapter: each ring's timed walks (pairs of a long and a short walk,
+    each starting where the last ended) cover its every line at least once, up to 256 MiB."""
+    chase = [r for r in recorded()["results"] if r["kind"] == "latency"]
+    assert max(r["bytes"] for r in chase) >= 256 * 2**20
+    for r in chase:
+        lines = r["bytes"] // r["line_bytes"]
+        timed = len(r["long_walk_s"]) * (r["loads"] + r["short_loads"])
+        assert timed == r["timed_loads"] and r["warm_loads"] >= lines
+        if r["bytes"] > 8 * 2**20:
+            assert timed >= lines, (r["bytes"], timed, lines)
+            assert "starts where the previous one ended" in r["method"]
+
+
+def test_the_launch_bound_rule_uses_the_fastest_dispatch_sample():
+    """The issue's 9.65 ms outlier as the in-pass dispatch's median (its fastest sample unchanged):
+    the bandwidth points are labelled as in the normal run."""
+    normal = webgpu.finalize(recorded(), "rtx-4090")
+    doc = recorded()
+    dispatch = next(r for r in doc["results"] if r.get("mode") == "webgpu-dispatch")
+    dispatch["median_s"] = dispatch["p90_s"] = 9.65e-3
+    dispatch["ops_per_s"] = 1 / 9.65e-3
+    slow = webgpu.finalize(json.loads(load_results(json.dumps(doc)).to_json()), "rtx-4090")
+    labels = [(r["bytes"], r["cache_hint"]) for r in normal["results"] if r["kind"] == "bandwidth"]
+    assert labels == [(r["bytes"], r["cache_hint"]) for r in slow["results"] if r["kind"] == "bandwidth"]
+    assert "fastest sample" in slow["launch_reference"]
+
+
+def test_an_in_pass_dispatch_dearer_than_a_submit_and_wait_is_not_used():
+    doc = recorded()
+    records = doc["results"]
+    submit = next(r for r in records if r.get("mode") == "webgpu-submit")
+    dispatch = next(r for r in records if r.get("mode") == "webgpu-dispatch")
+    launch_s, why = webgpu.launch_reference(records)
+    assert launch_s == dispatch["min_s"]
+    for name in ("min_s", "p10_s", "median_s", "p90_s"):
+        dispatch[name] = 2 * submit["p90_s"]
+    launch_s, why = webgpu.launch_reference(records)
+    assert launch_s is None and "cannot be" in why
+    assert all(r["launch_bound"] is None for r in webgpu.finalize(doc)["results"] if r["kind"] == "bandwidth")
+
+
+def test_noisy_points_are_marked_and_left_out_of_the_headline():
+    doc = recorded()
+    triads = [r for r in doc["results"] if r["kind"] == "bandwidth" and r["op"] == "triad"]
+    top = max(triads, key=lambda r: r["bytes"])
+    top["p90_s"] = top["p10_s"] * 3  # a 3x spread
+    loaded = json.loads(load_results(json.dumps(doc)).to_json())
+    marked = next(r for r in loaded["results"] if r["kind"] == "bandwidth" and r["bytes"] == top["bytes"])
+    assert marked["noisy"] is True and marked["spread"] == pytest.approx(3)
+    finished = webgpu.finalize(loaded, "rtx-4090")
+    assert any("noisy point" in n for n in finished["webgpu_notices"])
+    assert webgpu.headline(finished)["bytes"] != top["bytes"]
+
+
+def test_a_ladder_that_falls_as_the_ring_grows_is_flagged():
+    doc = recorded()
+    chase = sorted((r for r in doc["results"] if r["kind"] == "latency"), key=lambda r: r["bytes"])
+    doc["results"] = [r for r in doc["results"] if r["kind"] != "latency"] + [chase[0], chase[-1]]
+    assert not any("ladder falls" in n for n in webgpu.notices(webgpu.finalize(doc)))
+    chase[-1]["ns"] = chase[0]["ns"] / 2
+    assert any("ladder falls" in n for n in webgpu.notices(doc))
+
+
+def test_the_headline_names_the_gpu_and_prints_small_ratios_in_full():
+    finished = webgpu.finalize(recorded(), "rtx-4090")
+    line = webgpu.headline(finished)
+    triad = max(
+        (r for r in finished["results"] if r["kind"] == "bandwidth" and r["op"] == "triad"),
+        key=lambda r: r["bytes"],
+    )
+    assert line["gb_per_s"] == pytest.approx(triad["bytes"] / triad["median_s"] / 1e9)
+    assert line["gpu"] == "GeForce RTX 4090" and line["ratio"] == pytest.approx(line["gb_per_s"] / 1008)
+    assert "% of GeForce RTX 4090" in line["text"] and " 0 %" not in line["text"]
+    assert webgpu._percent(0.00004) == "0.004 %" and webgpu._percent(0.5) == "50 %"
+    assert webgpu.headline(webgpu.finalize(recorded(), ""))["ratio"] is None
+
+
+def test_the_checks_have_one_home_and_no_import_circle():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, measure.results; "
+        "print('measure.webgpu' in sys.modules, 'measure.launch_bound' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    source = (Path(__file__).parent.parent / "measure/webgpu_checks.py").read_text(encoding="utf-8")
+    assert "from measure.results" not in source and "from measure.webgpu " not in source
+    assert webgpu.check_document is __import__("measure.webgpu_checks").webgpu_checks.check_document
+
+
 def test_times_out_of_order_and_a_latency_outside_its_spread_are_refused():
     doc = recorded()
     record = first(doc, "bandwidth")
@@ -93,6 +316,9 @@ def test_times_out_of_order_and_a_latency_outside_its_spread_are_refused():
     chase = first(doc, "latency")
     chase["ns"] = chase["p90_ns"] * 3
     assert "between p10_ns and p90_ns" in refused(doc)
+    doc = recorded()
+    first(doc, "latency")["long_walk_s"][0] *= 5  # a raw walk edited: the figures no longer follow
+    assert "is not the" in refused(doc)
 
 
 def test_a_browser_file_must_say_which_adapter_ran_it():
