@@ -7,6 +7,7 @@ import streamlit as st
 from content import load_page
 from content.schema import CUSTOM_MODEL, params_for
 from simulators.fit import format_seconds
+from ui.config_source import ConfigSourceError, decode_config, encode_config, fetch_hub_config
 from ui.controls import format_bytes, plain, prose, term_markdown
 from ui.decode_gap import decode_gap
 from ui.engine_view import render_transformers, render_vllm
@@ -24,6 +25,7 @@ from ui.views.common import metric_row
 # refuses the file on its chip.
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
 MAX_PASTE_CHARS = 20_000_000
+LINK_LOADED = "_fit_cfg_loaded"  # the link's config last put into the paste box
 
 page = load_page("will_it_fit")
 state = PageState(params_for("will-it-fit"), page.meta.get("presets", []))
@@ -58,12 +60,40 @@ with layout.controls:
     if state["fit_model"] == CUSTOM_MODEL:
         with st.expander("Your config.json", expanded=True):
             prose(page.section("custom"))
+            hub_id = state.widget("fit_hf", placeholder="Qwen/Qwen3-32B")
             uploaded = st.file_uploader(
                 "Upload config.json", type=["json"], key="fit_upload", max_upload_size=MAX_UPLOAD_MB
             )
+            link_config = state["fit_cfg"]
+            if link_config and st.session_state.get(LINK_LOADED) != link_config:
+                # a shared link's config fills the paste box once; the reader's edits win after that
+                st.session_state[LINK_LOADED] = link_config
+                try:
+                    st.session_state["fit_paste"] = decode_config(link_config)
+                except ConfigSourceError as exc:
+                    st.error(str(exc))
             pasted = st.text_area("…or paste it here", key="fit_paste", height=160, max_chars=MAX_PASTE_CHARS)
             raw = uploaded.getvalue().decode("utf-8", errors="replace") if uploaded is not None else pasted
+            packed = ""
+            if raw:
+                packed = encode_config(raw) or ""
+                if packed:
+                    st.caption(
+                        "The address carries this config: **Share** gives a link that opens this view."
+                    )
+                else:
+                    st.caption("This config is too large to carry in a link: send the file with the link.")
+            elif hub_id:
+                try:
+                    raw = fetch_hub_config(hub_id)
+                    st.caption(f"Read from the Hugging Face Hub: {plain(hub_id, 200)}/config.json.")
+                except ConfigSourceError as exc:
+                    st.error(str(exc))
+            state.set_value("fit_cfg", packed)
             st.session_state[view.CONFIG_KEY] = raw or ""
+    else:
+        state.set_value("fit_cfg", "")
+        state.set_value("fit_hf", "")
 with layout.advanced:
     row = st.columns(3)
     state.widget("fit_attn", container=row[0])

@@ -6,18 +6,19 @@ page's chart, so a link always reproduces the view and a preset cannot name a co
 not exist. Pure Python: no Streamlit here, so the round trip is tested without a browser.
 
 Address encoding: a choice is its id, a multi-choice its ids joined by commas (``-`` for none), a
-number as written, a switch ``true``/``false``. Only values that differ from the default are
-written, so a fresh page opens on a short address.
+number as written, a switch ``true``/``false``, a text as typed (within its pattern). Only values
+that differ from the default are written, so a fresh page opens on a short address.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["choice", "multi", "int", "float", "bool"]
+Kind = Literal["choice", "multi", "int", "float", "bool", "text"]
 EMPTY_LIST = "-"  # how an explicitly empty multi-choice is written in an address
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -44,6 +45,7 @@ class Param:
     title: str = ""  # the widget's label
     help: str | None = None  # the widget's tooltip: defines any term a student may not know
     widget: str | None = None  # how a choice is drawn: selectbox (default), slider, segmented, pills, radio
+    pattern: str | None = None  # a text control: the whole value must match (``hi`` is its longest length)
 
     def __post_init__(self) -> None:
         # A schema mistake is a programming error: fail at import, naming the control.
@@ -112,6 +114,14 @@ class Param:
                 base = self.lo or 0.0
                 number = round(base + round((number - base) / self.step) * self.step, 10)
             return self._in_range(number)
+        if self.kind == "text":
+            text = "" if value is None else str(value).strip()
+            longest = int(self.hi) if self.hi is not None else 200
+            if len(text) > longest:
+                raise ParamError(f"is {len(text):,} characters; at most {longest:,} are allowed")
+            if self.pattern and not re.fullmatch(self.pattern, text):
+                raise ParamError("has characters this control does not take")
+            return text
         raise ParamError(f"unknown kind {self.kind!r}")
 
     def _in_range(self, number: float) -> Any:

@@ -26,6 +26,7 @@ from simulators.llm_memory import (
 )
 from simulators.llm_speed import DEFAULT_PREFILL_MFU
 from simulators.presets import load_model_presets
+from ui.config_source import LINK_CHARS, LINK_PATTERN, REPO_ID_PATTERN
 
 CUSTOM_MODEL = "custom"
 
@@ -183,6 +184,18 @@ def page_params() -> dict[str, ParamSet]:
                     title="Batch",
                     help="Sequences decoded together: each has its own KV cache, all share the weights.",
                 ),
+                Param(
+                    "fit_hf",
+                    "text",
+                    "",
+                    hi=200,
+                    pattern=REPO_ID_PATTERN,
+                    title="Hugging Face model id",
+                    help="An owner and a name, such as Qwen/Qwen3-32B: the app reads the model's config.json"
+                    " from the Hub when this server can reach it.",
+                ),
+                # a pasted config.json, packed into the address so its view can be shared
+                Param("fit_cfg", "text", "", hi=LINK_CHARS, pattern=LINK_PATTERN, title="Pasted config"),
                 Param(
                     "fit_ctx",
                     "int",

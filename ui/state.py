@@ -73,6 +73,12 @@ class PageState:
         """The address parameters that reproduce the current state."""
         return self.params.to_query(self.values)
 
+    def set_value(self, key: str, value: Any) -> None:
+        """Set one control from the page's code (a value no widget of its own holds)."""
+        value = self.params[key].coerce(value)
+        self.values[key] = value
+        st.session_state[self.wkey(key)] = _widget_value(value)
+
     def set_all(self, state: Mapping[str, Any]) -> None:
         """Replace every control's value (before its widget is drawn, or from a callback)."""
         st.session_state[self._store] = dict(state)
@@ -172,6 +178,8 @@ class PageState:
             return self.number(key, label, container=container, **kwargs)
         if p.kind == "float":
             return self.slider(key, label, container=container, **kwargs)
+        if p.kind == "text":
+            return self.text(key, label, container=container, **kwargs)
         return self.toggle(key, label, container=container, **kwargs)
 
     def _seed(self, key: str) -> str:
@@ -265,6 +273,28 @@ class PageState:
             help=help,
             disabled=disabled,
         )
+        return self._store_value(key, value)
+
+    def text(
+        self,
+        key: str,
+        label: str,
+        *,
+        container: Any = None,
+        help: str | None = None,
+        disabled: bool = False,
+        placeholder: str | None = None,
+    ) -> str:
+        """A short text (a model id): a value the control does not take is said and not used."""
+        p = self.params[key]
+        wk = self._seed(key)
+        value = (container or st).text_input(
+            label, key=wk, help=help, disabled=disabled, placeholder=placeholder, max_chars=int(p.hi or 200)
+        )
+        try:
+            p.coerce(value)
+        except ParamError as exc:
+            (container or st).error(f"{label}: {exc}. It was not used.", icon=":material/error:")
         return self._store_value(key, value)
 
     def slider(
