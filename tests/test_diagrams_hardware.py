@@ -29,6 +29,7 @@ from charts.diagrams import (
 from simulators import hierarchy
 from simulators.hardware import get_accelerator, get_interconnect, load_catalog
 from simulators.llm_memory import weight_bytes
+from simulators.parallelism import link_efficiency
 from simulators.presets import get_model_preset
 from simulators.quantization import FORMATS, format_grid
 from simulators.units import si
@@ -407,3 +408,162 @@ def test_b200_is_two_dies_with_four_stacks_each() -> None:
     assert rows["Die-to-die link (NV-HBI)"] == 10_000
     assert rows["One stack as built (sourced)"] == 24
     assert "2 dies (4 each, joined by NV-HBI)" in d.alt
+
+
+# ---------------------------------------------------------------------------------------------
+# Every picker choice of every hardware diagram (issue 34, acceptance): each offered part is drawn
+# from its own data (the figure's numbers equal that part's catalog or sourced values), nothing
+# offered crashes, and what cannot be drawn is not offered.
+# ---------------------------------------------------------------------------------------------
+
+
+def _rate_gb(link_id: str) -> float:
+    link = get_interconnect(link_id)
+    return link.payload_per_direction_bytes_per_s * link_efficiency(link) / 1e9
+
+
+def _expect_sm(d: Diagram, acc) -> None:
+    assert d.table[0]["Whole GPU"] == acc.sm_count and f"{acc.sm_count} SMs" in d.alt
+
+
+def _expect_thread_hierarchy(d: Diagram, acc) -> None:
+    cc = schematic.arch_fact(acc.id, "compute_capability")
+    clusters = "clusters" in d.alt
+    if cc is not None:
+        assert clusters == (cc >= 9.0)  # thread block clusters from compute capability 9.0
+    sm = d.table[-1]
+    try:
+        limit = hierarchy.family(acc.id).max_warps_per_sm
+    except KeyError:
+        limit = None
+    assert sm["Count"] == limit
+
+
+def _expect_tensor_core(d: Diagram, acc) -> None:
+    ins = gpu_hardware.tensor_core_instruction(acc.id)
+    assert d.table[0]["FLOPs per instruction"] == 2 * ins.m * ins.n * ins.k * ins.mmas
+    assert ins.name in d.alt and acc.name in d.alt
+
+
+def _expect_flash_attention(d: Diagram, acc) -> None:
+    for row in d.table[:2]:
+        expected = row["total bytes"] / acc.memory_bandwidth_bytes_per_s
+        assert row["time at memory bandwidth (s)"] == pytest.approx(expected)
+
+
+_BATCH1_BYTES: dict[str, float] = {}
+
+
+def _expect_batching_tpot(d: Diagram, acc) -> None:
+    assert acc.name in d.alt
+    # batch 1 reads the same bytes on every part: its memory time × the part's bandwidth is constant
+    moved = d.table[0]["memory time (s)"] * acc.memory_bandwidth_bytes_per_s
+    assert moved == pytest.approx(_BATCH1_BYTES.setdefault("bytes", moved))
+
+
+def _expect_ridge_row(d: Diagram, acc) -> None:
+    ridge = next(r for r in d.table if r.get("phase") == "ridge")
+    assert ridge["FLOP per byte"] == pytest.approx(acc.ridge_point("bf16"))
+
+
+def _expect_memory_hierarchy(d: Diagram, acc) -> None:
+    fam = hierarchy.family(acc.id)
+    hbm = hierarchy.get_level(acc.id, "device-memory")
+    row = next(r for r in d.table if r["Level"] == hbm.name)
+    assert row["Capacity (bytes)"] == hbm.capacity_bytes and fam.name in d.alt
+
+
+def _expect_hbm_stack(d: Diagram, acc) -> None:
+    rows = {r["Quantity"]: r["Value"] for r in d.table}
+    assert rows["HBM stacks"] == schematic.arch_fact(acc.id, "hbm_stacks")
+    assert rows["HBM stacks"] * rows["Bandwidth per stack"] * 1e9 == pytest.approx(
+        acc.memory_bandwidth_bytes_per_s
+    )
+
+
+def _expect_nvlink(d: Diagram, acc) -> None:
+    link = get_interconnect(acc.interconnect_id)
+    rows = {r["Quantity"]: r["Value"] for r in d.table}
+    assert rows["NVLink links per GPU"] == link.links
+    assert rows["Bandwidth per GPU, each way"] * 1e9 == pytest.approx(link.per_direction_bytes_per_s)
+
+
+def _expect_zero_stages(d: Diagram, acc) -> None:
+    assert f"{acc.name} holds {acc.memory_label}" in d.alt
+
+
+def _expect_overlap(d: Diagram, acc) -> None:
+    """The all-reduce rate is the part's own links: NVLink or PCIe inside, one NIC per GPU across."""
+    fabric = parallelism.training_fabric(acc.id)
+    rate = next(r for r in d.table if r["part"].startswith("all-reduce rate"))["serial"]
+    intra = _rate_gb(fabric.intra_link_id)
+    assert get_interconnect(fabric.intra_link_id).id == (
+        acc.interconnect_id if (acc.interconnect_id or "").startswith("nvlink") else acc.host_link_id
+    )
+    if fabric.inter_link_id:  # 2 nodes of k GPUs, k NICs each: min(k × NIC, NVLink × k/(k−1))
+        k = fabric.node_gpus
+        assert rate == pytest.approx(min(k * _rate_gb(fabric.inter_link_id), intra * k / (k - 1)))
+        assert "InfiniBand" in d.alt
+    else:  # one server, or one NVLink domain: the ring never leaves the scale-up link
+        assert rate == pytest.approx(intra)
+        assert "InfiniBand" not in d.alt.replace("no InfiniBand", "")
+
+
+def _expect_occupancy(d: Diagram, acc) -> None:
+    fam = hierarchy.family(acc.id)
+    assert max(r["Resident warps per SM"] for r in d.table) == fam.max_warps_per_sm
+
+
+def _expect_littles_law(d: Diagram, acc) -> None:
+    hbm = hierarchy.get_level(acc.id, "device-memory")
+    assert f"{hbm.latency_s('mid') * 1e9:.0f} ns latency" in d.alt
+    assert si(acc.memory_bandwidth_bytes_per_s, "B/s") in d.alt
+
+
+def _expect_roofline_ridge(d: Diagram, acc) -> None:
+    assert d.table[2]["Value"] == pytest.approx(acc.ridge_point("bf16"))
+
+
+def _expect_capacity(d: Diagram, acc) -> None:
+    chosen = d.spec["data"][1]
+    assert chosen["x"] == [acc.memory_bytes / 1e9]
+    assert chosen["y"] == [acc.memory_bandwidth_bytes_per_s / 1e12]
+
+
+EXPECT = {
+    "sm": _expect_sm,
+    "thread-hierarchy": _expect_thread_hierarchy,
+    "tensor-core": _expect_tensor_core,
+    "flash-attention": _expect_flash_attention,
+    "batching-tpot": _expect_batching_tpot,
+    "prefill-vs-decode": _expect_ridge_row,
+    "memory-hierarchy": _expect_memory_hierarchy,
+    "hbm-stack": _expect_hbm_stack,
+    "nvlink-topology": _expect_nvlink,
+    "zero-stages": _expect_zero_stages,
+    "compute-comm-overlap": _expect_overlap,
+    "occupancy": _expect_occupancy,
+    "littles-law": _expect_littles_law,
+    "roofline-ridge": _expect_roofline_ridge,
+    "capacity-vs-bandwidth": _expect_capacity,
+}
+
+
+def test_every_diagram_with_a_picker_has_a_check() -> None:
+    assert {d for d in builders() if takes_gpu(d)} == set(EXPECT)
+
+
+@pytest.mark.parametrize("diagram_id", sorted(EXPECT))
+def test_every_picker_choice_is_drawn_from_that_parts_data(diagram_id: str) -> None:
+    choices = gpu_choices(diagram_id)
+    assert choices.ids, diagram_id
+    for gpu in choices.ids:
+        d = build(diagram_id, gpu=gpu)
+        _check(d, diagram_id)
+        EXPECT[diagram_id](d, get_accelerator(gpu))
+    # and what is left out really cannot be drawn: its builder refuses it with the reason given
+    names = {a.name: a.id for a in load_catalog()}
+    for left in choices.left_out.values():
+        for name in left:
+            with pytest.raises((ValueError, KeyError)):
+                builders()[diagram_id](gpu=names[name])
