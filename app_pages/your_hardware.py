@@ -46,8 +46,8 @@ with layout.controls:
         device = row[0].text_input("Device", "auto", key="hw_device", help="auto, cpu, cuda, cuda:1 or mps")
         state.widget("hw_quick", container=row[1])
         state.widget("hw_workloads", container=row[2])
-with layout.advanced:
-    prose(page.section("method"))
+with layout.advanced:  # the browser section's records are measured differently: its own method
+    prose(page.section("browser-method" if section == "browser" else "method"))
 state.sync_out()
 
 
@@ -104,6 +104,9 @@ if section == "results":
                         document = json.loads(load_results(uploaded.getvalue()).to_json())
                         if view.is_browser_document(document):  # measured in a browser: keep its GPU
                             document = view.finalize_upload(document, uploaded.file_id)
+                            st.session_state["hw_upload_note"] = view.SELF_REPORTED
+                        else:
+                            st.session_state["hw_upload_note"] = ""
                         st.session_state[OWN_KEY] = (
                             document,
                             f"your file {plain(uploaded.name, 80)}",
@@ -117,6 +120,8 @@ if section == "results":
             error = st.session_state.get("hw_upload_error")
             if error:
                 st.error(error)
+            elif st.session_state.get("hw_upload_note"):
+                st.caption(st.session_state["hw_upload_note"])
             own = st.session_state.get(OWN_KEY) or last_run_as_own()
             if own is not None:
                 use_results(*own)

@@ -314,6 +314,11 @@ def headline(doc: Mapping[str, Any]) -> dict[str, Any] | None:
         text += f", {_percent(ratio)} of {row['name']} ({sheet:,.4g} GB/s on its datasheet)"
         if best.get("cache_hint") == "L2":
             text += f"; its {_size(best['bytes'])} working set fits in that GPU's L2, so this reads the L2"
+    else:
+        name = (doc.get("device") or {}).get("name") or device_name(
+            (doc.get("device") or {}).get("adapter") or {}
+        )
+        text += f" on {name}"
     return {
         "gb_per_s": gbps,
         "bytes": best["bytes"],

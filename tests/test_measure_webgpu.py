@@ -466,3 +466,62 @@ def test_an_uploaded_browser_file_keeps_the_gpu_it_was_saved_with():
     ).run()
     assert not at.exception
     assert any("Roofline: GeForce RTX 4090, FP32" in m.value for m in at.markdown)
+
+
+def test_the_browser_section_says_its_headline_notices_and_its_own_method():
+    """The browser section's 'About these measurements' describes the browser records (warm cache,
+    the noise limit, 64 dispatches, 100 ticks), not the Python suite's CUDA events and L2 flush."""
+    from content import load_page
+
+    method = load_page("your_hardware").section("browser-method")
+    records = recorded()["results"]
+    assert all(r["warm_cache"] is True and r["l2_flushed"] is False for r in records)
+    assert "Warm cache" in method and "`l2_flushed: false`" in method and "CUDA events" not in method
+    assert f"more than {webgpu.NOISE_LIMIT:g}× its 10th" in method and "at least 64 per sample" in method
+    assert "100 ticks" in method
+    chase = first(recorded(), "latency")
+    assert "starts where the previous one ended" in chase["method"] and "starts where the last ended" in method
+    at = pages.open_page(PAGE, hw_section="browser")
+    doc = webgpu.from_component(json.dumps({"seq": 1, "doc": recorded()}), 5 * 2**20)
+    at.session_state["hw_webgpu_doc"] = (doc, "recorded")
+    at.run()
+    assert not at.exception
+    assert any(s.value.startswith("Memory bandwidth ≈") for s in at.subheader)
+    assert any("Warm cache" in m.value for m in at.markdown)
+    assert not any("CUDA events" in m.value for m in at.markdown)
+    at.selectbox(key="hw-webgpu-gpu").set_value("rtx-4090").run()
+    headline = next(s.value for s in at.subheader if s.value.startswith("Memory bandwidth"))
+    assert "% of GeForce RTX 4090" in headline.replace("\\", "")
+
+
+def test_forged_uploads_are_refused_on_the_page_without_a_traceback():
+    """The issue's forgeries through the uploader: a message each, nothing drawn, no exception."""
+    relabelled = recorded()
+    relabelled["device"].update(source="cuda", type="cuda")
+    for r in relabelled["results"]:
+        r["source"] = "cuda"
+    wrong_type = recorded()
+    first(wrong_type, "latency")["p10_ns"] = "abc"
+    scaled = recorded()
+    for r in scaled["results"]:
+        for name in ("bytes_per_s", "flops_per_s"):
+            if name in r:
+                r[name] *= 1000
+    for name, doc in (
+        ("consistent.json", consistent_forgery(recorded())),
+        ("scaled.json", scaled),
+        ("relabelled.json", relabelled),
+        ("types.json", wrong_type),
+    ):
+        at = pages.open_page(PAGE, hw_source="session")
+        at.file_uploader(key="hw_upload").upload(name, json.dumps(doc).encode(), "application/json").run()
+        assert not at.exception, name
+        assert f"{name} cannot be used" in at.error[0].value.replace("\\", ""), name
+        assert not at.get("plotly_chart"), name
+
+
+def test_an_uploaded_browser_file_is_said_to_be_self_reported():
+    at = pages.open_page(PAGE, hw_source="session")
+    at.file_uploader(key="hw_upload").upload("mine.json", RECORDED.read_bytes(), "application/json").run()
+    assert not at.exception
+    assert any("self-reported" in c.value for c in at.caption)

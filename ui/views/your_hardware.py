@@ -79,14 +79,16 @@ def results_view(key: str, _results: dict[str, Any]) -> dict[str, Any]:
     bandwidth = [r for r in records if r.get("kind") == "bandwidth"]
     if bandwidth:
         caches = device.get("cpu", {}).get("caches", []) if device.get("type") == "cpu" else []
-        out["charts"].append(("bw", as_spec(bandwidth_figure(bandwidth, caches))))
+        out["charts"].append(
+            ("bw", with_spread_bars(as_spec(bandwidth_figure(bandwidth, caches)), bandwidth))
+        )
     pairs = latency_records(results)
     if pairs:
         family = _family_of(results)
         levels = list(family.levels) if family else []
-        out["charts"].append(
-            ("latency", as_spec(latency_sweep_figure(pairs, levels, device_label=device_label(results))))
-        )
+        figure = as_spec(latency_sweep_figure(pairs, levels, device_label=device_label(results)))
+        chase = [r for r in records if r.get("kind") == "latency"]
+        out["charts"].append(("latency", with_spread_bars(figure, chase)))
     points = measured_roofline_points(results)
     accelerator = catalog().get((device.get("catalog_match") or {}).get("id", ""))
     if points and accelerator is not None:
@@ -118,6 +120,54 @@ def results_view(key: str, _results: dict[str, Any]) -> dict[str, Any]:
 
 
 ROOF_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8", "int8")
+
+
+def _spread(record: dict[str, Any]) -> tuple[float, float, float] | None:
+    """(drawn value, p10 value, p90 value) of a bandwidth (GB/s, from bytes and times) or
+    pointer-chase (ns) record, or None when it has no spread."""
+    try:
+        if record.get("kind") == "bandwidth":
+            size = float(record["bytes"])
+            return (
+                float(record["gb_per_s"]),
+                size / float(record["p90_s"]) / 1e9,
+                size / float(record["p10_s"]) / 1e9,
+            )
+        if record.get("kind") == "latency":
+            return float(record["ns"]), float(record["p10_ns"]), float(record["p90_ns"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def with_spread_bars(spec: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chart with p10–p90 error bars on its measured traces (matched by working set and value)
+    and a noisy point's marker said in its hover text."""
+    by_point = {}
+    for r in records:
+        spread = _spread(r)
+        if spread is not None:
+            by_point[(float(r["bytes"]), round(spread[0], 9))] = (spread, bool(r.get("noisy")))
+    for trace in spec.get("data", []):
+        if trace.get("mode") != "lines+markers" or not trace.get("x"):
+            continue
+        found = [
+            by_point.get((float(x), round(float(y), 9))) for x, y in zip(trace["x"], trace["y"], strict=False)
+        ]
+        if not any(found):
+            continue
+        plus = [max(f[0][2] - f[0][0], 0.0) if f else 0.0 for f in found]
+        minus = [max(f[0][0] - f[0][1], 0.0) if f else 0.0 for f in found]
+        trace["error_y"] = {
+            "type": "data",
+            "symmetric": False,
+            "array": plus,
+            "arrayminus": minus,
+            "thickness": 1.5,
+        }
+        if any(f and f[1] for f in found):
+            trace["text"] = ["noisy (p90 > 2 × p10)" if f and f[1] else "" for f in found]
+    return spec
 
 
 def _has_peak(accelerator: Any, dtype: str) -> bool:
@@ -157,6 +207,11 @@ WEBGPU_PICK_KEY = "hw_webgpu_pick"  # the reader's catalog choice: None (what th
 WEBGPU_FINAL_KEY = "hw_webgpu_final"  # (digest, pick, finished document): finalize once per change
 MAX_BROWSER_BYTES = 5 * 2**20  # as an upload
 BROWSER_NAME = "your browser's measurement (WebGPU)"
+SELF_REPORTED = (
+    "A results file is self-reported: the page checks that its figures follow from its own bytes, "
+    "FLOPs and times, that its fields have their types, and that a software adapter stays within "
+    "what a CPU can do, but it cannot prove that a consistent file was measured."
+)
 NOT_LISTED = ""
 
 
@@ -320,7 +375,16 @@ def render_browser(state, container: Any, key: str) -> None:
     for status in doc.get("statuses") or []:
         if not status.get("ok"):
             holder.warning(f"{plain(status.get('workload'))}: {plain(status.get('message'), 500)}")
-    if (device.get("adapter") or {}).get("is_fallback_adapter"):
+    line = mwebgpu.headline(doc)
+    if line is not None:
+        holder.subheader(plain(line["text"][:1].upper() + line["text"][1:], 400), divider=False)
+        if line["ratio"] is None:
+            holder.caption("Name your GPU below to see this as a share of its datasheet bandwidth.")
+    for notice in doc.get("webgpu_notices") or []:
+        holder.warning(plain(notice, 600))
+    if unique_id.startswith("webgpu:upload-"):
+        holder.caption(SELF_REPORTED)
+    if mwebgpu.is_software_adapter(device.get("adapter") or {}):
         holder.warning(
             "This is a software adapter: WebGPU emulated on your CPU. Its numbers measure the emulator, "
             "not a GPU; a browser with hardware acceleration on would measure the GPU itself."
