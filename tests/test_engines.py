@@ -432,3 +432,14 @@ def test_a_hand_made_spec_says_it_has_no_config():
     bare = dataclasses.replace(spec, source_config=None)
     s = vllm_startup(bare, "h200-sxm", max_model_len=4096)
     assert any("no config.json" in n for n in s.notes)
+
+
+@pytest.mark.parametrize(
+    ("preset", "tp", "printed"), [("qwen3.5-27b", 1, 784), ("qwen3.5-397b-a17b", 8, 528)]
+)
+def test_gated_delta_net_state_is_float32(preset, tp, printed):
+    """The attention block size vLLM 0.19 prints for Qwen 3.5 (issue 30: 784 and 528 tokens) is
+    the one that holds a float32 recurrent state; a bf16 state would give 400 and 272."""
+    p = _preset(preset)
+    _, block, _ = engines.kv_layer_specs(p.spec, p.config, tp=tp, kv_bytes=2, dtype_bytes=2)
+    assert block == printed

@@ -643,11 +643,13 @@ def _mamba_state_page(config: Mapping[str, Any], spec: ModelSpec, tp: int, dtype
     """Bytes of one sequence's state in one linear-attention / Mamba-2 layer, as vLLM keeps it.
 
     ``vllm/model_executor/layers/mamba/mamba_utils.py``: gated delta net (Qwen3-Next, Qwen 3.5)
-    keeps a conv state of (kernel − 1) × (2·K heads·K dim + V heads·V dim)/TP and a recurrent
-    state of V heads/TP × V dim × K dim; Mamba-2 (Nemotron-H) a conv state of (kernel − 1) ×
-    (intermediate + 2·groups·state)/TP and a state of heads/TP × head dim × state size. Both in
-    the model dtype unless ``mamba_ssm_cache_dtype`` says otherwise (Nemotron-H: its config's
-    value, else float16: ``models/config.py: NemotronHForCausalLMConfig``).
+    keeps a conv state of (kernel − 1) × (2·K heads·K dim + V heads·V dim)/TP in the model dtype
+    and a recurrent state of V heads/TP × V dim × K dim in float32 unless
+    ``mamba_ssm_cache_dtype`` says otherwise (the block sizes Qwen 3.5 start-ups print are those
+    of a float32 state); Mamba-2 (Nemotron-H) a conv state of (kernel − 1) ×
+    (intermediate + 2·groups·state)/TP in the model dtype and a state of heads/TP × head dim ×
+    state size in ``mamba_ssm_cache_dtype`` (Nemotron-H: its config's value, else float16:
+    ``models/config.py: NemotronHForCausalLMConfig``).
     """
     cfg = _text_config(config)
     family = spec.family
@@ -660,8 +662,12 @@ def _mamba_state_page(config: Mapping[str, Any], spec: ModelSpec, tp: int, dtype
         conv_dim = k_dim * k_heads * 2 + v_dim * v_heads
         if conv_dim % tp or v_heads % tp:
             raise EngineError(f"linear-attention heads do not split over TP {tp}")
+        # the recurrent state in float32 unless the config names another dtype: the block sizes
+        # vLLM 0.19 prints for Qwen 3.5 (784 tokens for the 27B at TP 1, 528 for the 397B at TP 8)
+        # are those of a float32 state; bf16 would give 400 and 272
+        ssm_bytes = DTYPE_BYTES.get(str(cfg.get("mamba_ssm_cache_dtype", "float32")), 4)
         conv = (kernel - 1) * (conv_dim // tp) * dtype_bytes
-        state = (v_heads // tp) * v_dim * k_dim * dtype_bytes
+        state = (v_heads // tp) * v_dim * k_dim * ssm_bytes
         return conv + state
     if family in ("nemotron_h",) or "mamba_num_heads" in cfg:
         heads = int(cfg["mamba_num_heads"])
