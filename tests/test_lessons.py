@@ -347,3 +347,32 @@ def test_no_lesson_runs_a_model_past_its_trained_context():
     with pytest.raises(ValueError, match="trained context"):
         kv_cache_gb("llama-3-8b", 32768)
     assert kv_cache_gb("llama-3.1-8b", 32768) > 0
+
+
+def test_llama_3_8b_weights_have_one_size_and_the_streamed_share_says_why():
+    """Issue 34 (a newcomer): Llama 3 8B's weights appeared as 16.1 GB, 15.0 GB and 15.0 GiB across
+    lessons 1-4. The course quotes the whole 16.1 GB; wherever a text quotes the 15.0 GB a decode
+    step streams, the same paragraph names the embedding table that makes the difference, and
+    lesson 1 teaches it where decode first streams the weights."""
+    from lessons.functions import embedding_table_gb, weights_gb, weights_read_gb
+
+    whole = f"{weights_gb('llama-3-8b'):.1f} GB"
+    streamed = f"{weights_read_gb('llama-3-8b'):.1f} GB"
+    assert whole != streamed
+    lessons = {lesson.number: lesson for lesson in load_lessons()}
+    first = next(s for s in lessons[1].steps if "embedding table" in s.body)
+    assert whole in first.body and streamed in first.body, first.title
+    assert f"{embedding_table_gb('llama-3-8b'):.2f} GB" in first.body
+    unexplained = []
+    for number in (1, 2, 3, 4):
+        for step in lessons[number].steps:
+            texts = [step.body, step.reveal]
+            for question in step.questions:
+                for asked in (question, *question.variants()):
+                    if dict(asked.inputs).get("model", "llama-3-8b") == "llama-3-8b":
+                        texts += [asked.prompt, asked.explanation, *(o.feedback for o in asked.options)]
+            for text in texts:
+                for paragraph in re.split(r"\n\s*\n", text):
+                    if streamed in paragraph and "embedding" not in paragraph:
+                        unexplained.append(f"lesson {number} “{step.title}”: {paragraph[:120]}")
+    assert not unexplained, "\n".join(unexplained)

@@ -5,6 +5,7 @@
 - ``device``: the memory a device reports as its total, shared by every engine.
 - ``ledger``: units, ``EngineError``, ``LogError``, and ``Ledger``/``Term`` — every engine's
   memory term by term, with its cause and source, derived or measured with a range.
+- ``llamacpp``: llama.cpp's (and Ollama's) start-up: GGUF weights per device, KV cache, compute.
 - ``logs``: ``parse_log(text)``, which recognises the engine and version of any start-up log.
 
 Every public name is importable from ``simulators.engines``. Pure Python: no torch, no engine.
@@ -28,6 +29,14 @@ from simulators.engines.ledger import (
     MiB,
     Term,
     resolve_gpu,
+)
+from simulators.engines.llamacpp import (
+    LLAMACPP_VERSION,
+    OLLAMA_VERSION,
+    LlamaCppStartup,
+    llamacpp_startup,
+    ollama_startup,
+    parse_llamacpp_log,
 )
 from simulators.engines.logs import detect_engine, parse_log
 from simulators.engines.transformers import transformers_prefill
@@ -66,7 +75,9 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "ENGINES",
     "LEDGER_TERMS",
+    "LLAMACPP_VERSION",
     "LOG_TERMS",
+    "OLLAMA_VERSION",
     "REPORTED_MEMORY_CSV",
     "VLLM_SOURCE",
     "VLLM_VERSION",
@@ -78,6 +89,7 @@ __all__ = [
     "KvPool",
     "KvSpec",
     "Ledger",
+    "LlamaCppStartup",
     "LogError",
     "MiB",
     "Term",
@@ -91,7 +103,10 @@ __all__ = [
     "kv_layer_specs",
     "kv_pool",
     "ledger_breakdown",
+    "llamacpp_startup",
     "log_lines",
+    "ollama_startup",
+    "parse_llamacpp_log",
     "parse_log",
     "parse_vllm_log",
     "pipeline_stages",

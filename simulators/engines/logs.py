@@ -27,6 +27,28 @@ def _vllm_parser() -> _Parser:
     return parse_vllm_log
 
 
+def _llamacpp_parser() -> _Parser:
+    from simulators.engines.llamacpp import parse_llamacpp_log
+
+    return parse_llamacpp_log
+
+
+# Ollama's logs carry llama.cpp's lines, so Ollama is tried first: its Go slog lines
+# ("level=INFO source=server.go:...") with a llama.cpp or Ollama memory line.
+register(
+    "ollama",
+    r"(?s)(?=.*level=\w+ source=\S+\.go:\d+)(?=.*(?:llama_model_loader:|load_tensors:|msg=\"model weights\""
+    r"|msg=\"offload|starting llama server|ollama))",
+    _llamacpp_parser,
+)
+register(
+    "llama.cpp",
+    r"llama_model_loader:|load_tensors:|llm_load_tensors:|llama_kv_cache|llama_context:|print_info: file type"
+    r"|llama_new_context_with_model:",
+    _llamacpp_parser,
+)
+
+
 register(
     "vllm",
     r"vLLM API server version|LLM engine \(v|\bvllm\b|GPU KV cache size|Available KV cache memory"
