@@ -1,6 +1,7 @@
 """What each engine does with a model on a given machine: one module per engine, one ledger type.
 
 - ``vllm``: vLLM's start-up ledger as its code computes it, and a reader for its logs.
+- ``sglang``: SGLang's static memory fraction and token pool, and a reader for its logs.
 - ``transformers``: the peak of one transformers prefill (``simulators.hf_runtime``).
 - ``device``: the memory a device reports as its total, shared by every engine.
 - ``ledger``: units, ``EngineError``, ``LogError``, and ``Ledger``/``Term`` — every engine's
@@ -39,6 +40,18 @@ from simulators.engines.llamacpp import (
     parse_llamacpp_log,
 )
 from simulators.engines.logs import detect_engine, parse_log
+from simulators.engines.sglang import (
+    SGLANG_SOURCE,
+    SGLANG_VERSION,
+    SglangCell,
+    SglangStartup,
+    default_mem_fraction_static,
+    parse_sglang_log,
+    sglang_cell,
+    sglang_log_lines,
+    sglang_min_mem_fraction,
+    sglang_startup,
+)
 from simulators.engines.transformers import transformers_prefill
 from simulators.engines.vllm import (
     DEFAULT_BLOCK_SIZE,
@@ -79,6 +92,8 @@ __all__ = [
     "LOG_TERMS",
     "OLLAMA_VERSION",
     "REPORTED_MEMORY_CSV",
+    "SGLANG_SOURCE",
+    "SGLANG_VERSION",
     "VLLM_SOURCE",
     "VLLM_VERSION",
     "ConcurrencySpeed",
@@ -92,10 +107,13 @@ __all__ = [
     "LlamaCppStartup",
     "LogError",
     "MiB",
+    "SglangCell",
+    "SglangStartup",
     "Term",
     "VllmStartup",
     "WeightLayout",
     "compare_with_log",
+    "default_mem_fraction_static",
     "detect_engine",
     "device_total",
     "device_total_ids",
@@ -108,6 +126,7 @@ __all__ = [
     "ollama_startup",
     "parse_llamacpp_log",
     "parse_log",
+    "parse_sglang_log",
     "parse_vllm_log",
     "pipeline_stages",
     "pp_partitions",
@@ -117,6 +136,10 @@ __all__ = [
     "resolve_gpu",
     "rotary_table_bytes",
     "scheduler_defaults",
+    "sglang_cell",
+    "sglang_log_lines",
+    "sglang_min_mem_fraction",
+    "sglang_startup",
     "speed_at_concurrency",
     "transformers_prefill",
     "vision_tower_params",

@@ -21,6 +21,21 @@ def register(engine: str, marker: str, parser: Callable[[], _Parser]) -> None:
     _ENGINES.append((engine, re.compile(marker), parser))
 
 
+def _sglang_parser() -> _Parser:
+    from simulators.engines.sglang import parse_sglang_log
+
+    return parse_sglang_log
+
+
+# SGLang before vLLM: SGLang logs may mention vllm (older releases imported its layers)
+register(
+    "sglang",
+    r"KV Cache is allocated\.|max_total_num_tokens=|Load weight (?:begin|end)\. |server_args=ServerArgs\("
+    r"|sglang is using nccl|Init torch distributed (?:begin|ends)",
+    _sglang_parser,
+)
+
+
 def _vllm_parser() -> _Parser:
     from simulators.engines.vllm import parse_vllm_log
 

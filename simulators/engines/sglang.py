@@ -1,0 +1,690 @@
+"""SGLang's start-up memory, as SGLang 0.5.23's own code computes it, and a reader for its logs.
+
+SGLang sizes its KV cache differently from vLLM. It never profiles a forward pass; it keeps a
+*static* fraction of the GPU for weights and the token pool and leaves the rest for activations
+and CUDA graphs. ``sglang_startup`` follows the released wheel of SGLang 0.5.23 (PyPI,
+2026-10-30), file by file:
+
+- ``python/sglang/srt/arg_groups/memory_hook.py: handle_gpu_memory_settings``: the defaults that
+  depend on the GPU's capacity (``chunked_prefill_size``, the decode CUDA-graph ``max_bs``) and
+  the default ``mem_fraction_static = round((capacity − reserved) / capacity, 3)``, with
+  ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + TP × PP / 8 × 1024 + graphs`` MiB
+  (graphs: 2 MiB per decode batch size up to ``max_bs``, 8 MiB per prefill capture size, or
+  1.5 GiB for MLA), at least 10 GiB on a GPU above 60 GiB; a multimodal checkpoint's fraction is
+  lowered by ``adjust_mem_fraction_for_vlm``.
+- ``python/sglang/srt/distributed/bootstrap.py: measure_pre_model_load_memory``: the free memory
+  before the weights load (the least over the ranks), after CUDA, NCCL and custom all-reduce took
+  their share — the *baseline* every later figure is measured against.
+- ``python/sglang/srt/mem_cache/kv_cache_configurator.py: _profile_available_bytes``: the pool
+  gets ``free memory after the weights − baseline × (1 − mem_fraction_static)``; when that is not
+  positive SGLang refuses and prints the smallest fraction that would start
+  (``sglang_min_mem_fraction``).
+- ``python/sglang/srt/model_executor/pool_configurator.py``: bytes per token
+  (``DefaultPoolConfigurator._compute_cell_size``: KV heads per rank × (K + V head size) × layers
+  × element size; MLA: (kv_lora_rank + qk_rope_head_dim) × layers), the sliding-window split
+  (``HybridSWAPoolConfigurator``: full-layer bytes + ``swa_full_tokens_ratio`` × sliding-layer
+  bytes per token, both pools page-aligned), and ``max_total_num_tokens = bytes // cell`` aligned
+  down to the page size.
+- ``kv_cache_configurator.py: resolve_max_num_reqs``: ``max_running_requests``.
+- ``managers/scheduler.py`` and ``mem_cache/memory_pool.py``: the lines it prints.
+
+Weights are sized with vLLM's reader (``engines.vllm.weight_layout``/``vllm_weight_bytes``):
+SGLang loads the same checkpoint formats into the same per-tensor widths (its
+``vocab_parallel_embedding.py`` pads the vocabulary to 64 as vLLM's does), except MXFP4 experts,
+whose Hopper layout in SGLang is not modelled and is refused. Pure Python; sizes in bytes.
+SGLang prints "GB" for 2^30 bytes (``memory_pool.py: GB = 1024 * 1024 * 1024``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulators.engines.device import reported_memory_bytes, reported_memory_source
+from simulators.engines.ledger import EngineError, GiB, Ledger, LogError, MiB, Term, resolve_gpu
+from simulators.engines.vllm import vllm_weight_bytes, weight_layout
+from simulators.hardware import Accelerator
+from simulators.model_config import ModelSpec
+
+SGLANG_VERSION = "0.5.23"
+SGLANG_SOURCE = "SGLang 0.5.23"
+_PY = "python/sglang/srt/"
+SOURCES = {
+    "fraction": f"{SGLANG_SOURCE} {_PY}arg_groups/memory_hook.py: handle_gpu_memory_settings",
+    "baseline": f"{SGLANG_SOURCE} {_PY}distributed/bootstrap.py: measure_pre_model_load_memory",
+    "weights": f"{SGLANG_SOURCE} {_PY}model_executor/model_runner.py: load_model ('Load weight end')",
+    "profile": f"{SGLANG_SOURCE} {_PY}mem_cache/kv_cache_configurator.py: _profile_available_bytes",
+    "cell": f"{SGLANG_SOURCE} {_PY}model_executor/pool_configurator.py: DefaultPoolConfigurator",
+    "swa": f"{SGLANG_SOURCE} {_PY}model_executor/pool_configurator.py: HybridSWAPoolConfigurator",
+    "requests": f"{SGLANG_SOURCE} {_PY}mem_cache/kv_cache_configurator.py: resolve_max_num_reqs",
+    "page": f"{SGLANG_SOURCE} {_PY}arg_groups/overrides.py: _page_size_default (1 on CUDA)",
+}
+
+# SGLang's default share of the sliding-window pool (server_args: swa_full_tokens_ratio=0.8)
+SWA_FULL_TOKENS_RATIO = 0.8
+DEFAULT_MAX_PREFILL_TOKENS = 16384  # server_args: max_prefill_tokens
+# What CUDA, PyTorch, NCCL and the custom all-reduce take before the baseline is measured. SGLang
+# prints no device total, so this rests on the vLLM start-ups in tests/data/vllm_startups.jsonl
+# (the same CUDA context, NCCL communicator and custom all-reduce buffers, measured as the device
+# total less vLLM's free memory at start): one GPU 0.41–1.50 GiB over 51 runs on H100s, typically
+# 0.51; 2–4 GPUs 1.53–2.07 GiB over 16 runs.
+BASELINE_OVERHEAD_TP1 = (0.41 * GiB, 0.51 * GiB, 1.50 * GiB)  # (low, typical, high)
+BASELINE_OVERHEAD_TPN = (1.53 * GiB, 1.80 * GiB, 2.07 * GiB)
+
+KV_DTYPES = {"auto": None, "bfloat16": 2, "float16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+_UNMODELLED_KV = {
+    "fp4_e2m1": "FP4 KV needs a recipe and a scale buffer per 16 values (fp4_kv_cache_quant_method.py)",
+    "mxfp8": "MXFP8 KV adds a scale per 32 values",
+    "int8": "INT8 KV is not a CUDA KV dtype of SGLang 0.5.23",
+}
+
+
+def _capacity_defaults(gpu_mem_mib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, decode CUDA-graph max_bs) from the GPU's capacity (memory_hook.py)."""
+    if gpu_mem_mib < 20 * 1024:
+        return 2048, 8
+    if gpu_mem_mib < 35 * 1024:
+        return 4096, 48 if tp < 4 else 160
+    if gpu_mem_mib < 60 * 1024:
+        return 4096, 32 if tp < 4 else 160
+    if gpu_mem_mib < 160 * 1024:
+        return 8192, 256 if tp < 4 else 512
+    return 16384, 512
+
+
+def _prefill_capture_sizes(max_bs: int) -> list[int]:
+    """``cuda_graph_hook.py: generate_prefill_cuda_graph_batch_sizes``."""
+    sizes = (
+        list(range(4, 33, 4))
+        + list(range(48, 257, 16))
+        + list(range(288, 513, 32))
+        + list(range(576, 1025, 64))
+        + list(range(1280, 4097, 256))
+        + list(range(4608, max_bs + 1, 512))
+    )
+    return [s for s in sizes if s <= max_bs]
+
+
+def _vlm_factor(config: Mapping[str, Any]) -> float:
+    """``adjust_mem_fraction_for_vlm``: 0.95 × a factor from the vision tower's size (ViT-L/14 = 1)."""
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping):
+        return 1.0
+    layers = int(vision.get("num_hidden_layers", vision.get("depth", 24)) or 24)
+    hidden = int(vision.get("hidden_size", 1024) or 1024)
+    ratio = layers * hidden**2 / (24 * 1024**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
+def default_mem_fraction_static(
+    gpu_mem_bytes: float,
+    *,
+    tp: int = 1,
+    chunked_prefill_size: int | None = None,
+    max_running_requests: int | None = None,
+    mla: bool = False,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """SGLang 0.5.23's defaults for a GPU of ``gpu_mem_bytes`` (``handle_gpu_memory_settings``).
+
+    Returns ``mem_fraction_static``, ``chunked_prefill_size``, ``cuda_graph_max_bs`` and the
+    ``reserved_mib`` it keeps for activations and graphs. SGLang reads the capacity from
+    ``nvidia-smi --query-gpu=memory.total`` (MiB), about 0.5 GiB above what CUDA reports; the
+    fraction is rounded to 3 decimals, so the difference moves it by at most 0.001 or 0.002.
+    """
+    gpu_mem = gpu_mem_bytes / MiB
+    chunked_default, max_bs = _capacity_defaults(gpu_mem, tp)
+    chunked = chunked_prefill_size if chunked_prefill_size is not None else chunked_default
+    if max_running_requests is not None and max_bs > max_running_requests:
+        max_bs = max_running_requests
+    activation_tokens = max(chunked, 2048) if chunked > 0 else max(DEFAULT_MAX_PREFILL_TOKENS, 2048)
+    reserved = 512 + activation_tokens * 1.5 + tp / 8 * 1024
+    graphs = max_bs * 2  # decode graphs
+    prefill_max = chunked if not mla else min(8192, chunked)
+    graphs += 1.5 * 1024 if mla else len(_prefill_capture_sizes(prefill_max)) * 8
+    reserved += graphs
+    if gpu_mem > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    fraction = round((gpu_mem - reserved) / gpu_mem, 3)
+    if config is not None and config.get("vision_config"):
+        fraction = fraction * _vlm_factor(config)
+    return {
+        "mem_fraction_static": fraction,
+        "chunked_prefill_size": chunked,
+        "cuda_graph_max_bs": max_bs,
+        "reserved_mib": reserved,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The token pool
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SglangCell:
+    """Bytes one token takes in SGLang's pools, per GPU."""
+
+    full_bytes: int  # per token across the full-attention (or MLA) layers
+    swa_bytes: int = 0  # per token across the sliding-window layers
+    full_layers: int = 0
+    swa_layers: int = 0
+    arch: str = "MHA"  # "MHA", "MLA", "SWA hybrid"
+
+    @property
+    def bytes_per_token(self) -> float:
+        """The divisor of ``max_total_num_tokens`` (SWA: full + ratio × sliding)."""
+        return self.full_bytes + SWA_FULL_TOKENS_RATIO * self.swa_bytes
+
+
+def _text(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    for key in ("text_config", "llm_config", "language_config"):
+        inner = config.get(key)
+        if isinstance(inner, Mapping) and inner:
+            return inner
+    return config
+
+
+def sglang_cell(spec: ModelSpec, *, tp: int, kv_bytes: int) -> SglangCell:
+    """Per-token bytes of the KV pools, as ``pool_configurator.py`` computes them per GPU.
+
+    MHA/GQA layers keep ``max(1, KV heads // TP)`` heads of K and V (``get_num_kv_heads``); MLA
+    layers keep the latent and the RoPE key (``calculate_mla_kv_cache_dim``), whole on every
+    rank. A model with sliding-window layers gets SGLang's hybrid SWA pools. Layers that keep a
+    fixed state (Mamba, linear attention) or chunked attention are refused by name.
+    """
+    kinds = spec.kinds()
+    shapes = spec.layer_shapes()
+    head_dims = spec.layer_head_dims or (spec.head_dim,) * spec.num_layers
+    full = swa = n_full = n_swa = 0
+    for i, kind in enumerate(kinds):
+        if kind == "mla":
+            full += (spec.kv_lora_rank + spec.qk_rope_head_dim) * kv_bytes
+            n_full += 1
+        elif kind in ("full", "sliding"):
+            _, kv_heads, _ = shapes[i]
+            per = max(1, kv_heads // tp) * 2 * head_dims[i] * kv_bytes
+            if kind == "full":
+                full, n_full = full + per, n_full + 1
+            else:
+                swa, n_swa = swa + per, n_swa + 1
+        elif kind in ("shared", "none"):
+            continue
+        elif kind in ("linear", "ssm", "recurrent"):
+            raise EngineError(
+                f"layer {i} ({kind}): SGLang's Mamba / linear-attention state pool"
+                " (mamba_full_memory_ratio, max_mamba_cache_size) is not modelled"
+            )
+        else:
+            raise EngineError(f"layer {i}: SGLang's pool for a {kind!r} layer is not modelled")
+    if n_swa and not n_full:
+        raise EngineError(
+            "a model whose every layer is sliding-window: SGLang's all-SWA pool is not modelled"
+        )
+    arch = "SWA hybrid" if n_swa else ("MLA" if spec.uses_mla else "MHA")
+    return SglangCell(full, swa, n_full, n_swa, arch)
+
+
+# ---------------------------------------------------------------------------------------------
+# The start-up
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SglangStartup:
+    """SGLang's start-up on one GPU (per GPU when ``tp`` > 1), in bytes unless named."""
+
+    model: str
+    gpu: str
+    tp: int
+    total_bytes: float  # as the device reports it
+    baseline_bytes: float  # free memory before the weights ("Load weight begin. avail mem")
+    mem_fraction_static: float
+    weights_bytes: float  # "Load weight end. ... mem usage"
+    slack_bytes: float  # baseline × (1 − mem_fraction_static): kept for activations and graphs
+    pool_bytes: float  # what _profile_available_bytes hands the pool
+    kv_bytes: float  # the pools as allocated (K + V, or the MLA latent)
+    max_total_num_tokens: int
+    swa_tokens: int
+    cell: SglangCell
+    page_size: int
+    context_len: int
+    max_running_requests: int
+    chunked_prefill_size: int
+    max_prefill_tokens: int
+    cuda_graph_max_bs: int
+    kv_cache_dtype: str
+    weights_label: str
+    verdict: str  # "fits" or "refused"
+    message: str
+    min_mem_fraction_static: float = 0.0
+    fraction_source: str = "given"
+    total_source: str = ""
+    weights_parts: dict[str, float] = field(default_factory=dict, compare=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict == "fits"
+
+    @property
+    def context_bytes(self) -> float:
+        """CUDA context, NCCL and custom all-reduce: the device's total less the baseline."""
+        return self.total_bytes - self.baseline_bytes
+
+    @property
+    def unused_bytes(self) -> float:
+        """The pool budget that page alignment and whole tokens leave unallocated."""
+        return max(self.pool_bytes - self.kv_bytes, 0.0)
+
+    def ledger(self) -> Ledger:
+        """This start-up as the engines' shared ``Ledger``: each term with its cause and source."""
+        low, _, high = BASELINE_OVERHEAD_TP1 if self.tp == 1 else BASELINE_OVERHEAD_TPN
+        terms = (
+            Term(
+                "cuda_context",
+                "CUDA context, NCCL, custom all-reduce",
+                max(self.context_bytes, 0.0),
+                "What the process holds before SGLang measures its baseline free memory.",
+                SOURCES["baseline"] + "; size measured on vLLM start-ups with the same context",
+                kind="measured",
+                low=low,
+                high=high,
+            ),
+            Term(
+                "weights",
+                f"Weights ({self.weights_label})",
+                self.weights_bytes,
+                "The checkpoint loaded per GPU (tensor-parallel shards, padded vocabulary).",
+                SOURCES["weights"],
+                glossary="model-weights",
+            ),
+            Term(
+                "kv_cache",
+                f"KV cache ({self.max_total_num_tokens:,} tokens)",
+                max(self.kv_bytes, 0.0),
+                f"The token pool: {self.cell.arch}, {self.cell.bytes_per_token:,.0f} bytes a token.",
+                SOURCES["swa"] if self.cell.swa_layers else SOURCES["cell"],
+                glossary="kv-cache",
+            ),
+            Term(
+                "unallocated_pool",
+                "Pool budget left by page alignment",
+                self.unused_bytes,
+                "Whole tokens and whole pages: the remainder of the static budget stays free.",
+                SOURCES["profile"],
+            ),
+            Term(
+                "static_slack",
+                "Kept for activations and CUDA graphs",
+                max(self.slack_bytes, 0.0),
+                f"baseline × (1 − mem_fraction_static {self.mem_fraction_static:g}): never given to"
+                " the pool.",
+                SOURCES["profile"],
+            ),
+        )
+        return Ledger(
+            engine="sglang",
+            version=SGLANG_VERSION,
+            device=self.gpu,
+            total_bytes=self.total_bytes,
+            terms=terms,
+            verdict=self.verdict,
+            message=self.message,
+        )
+
+
+def _context_len(spec: ModelSpec, config: Mapping[str, Any]) -> int:
+    """``configs/model_config.py: get_context_length``: the first length key the config has."""
+    text = _text(config)
+    for key in (
+        "max_sequence_length",
+        "seq_length",
+        "max_seq_len",
+        "model_max_length",
+        "max_position_embeddings",
+    ):
+        value = text.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return spec.max_positions or 0
+
+
+def _resolve_max_running_requests(tokens: int, context_len: int, requested: int | None) -> int:
+    """``resolve_max_num_reqs``: 512 requests per context of tokens, within 2048..4096, ≤ half the tokens."""
+    estimated = int(tokens / context_len * 512) if context_len else 2048
+    estimated = max(min(estimated, 4096), 2048)
+    if requested is not None:
+        return min(max(1, requested), tokens // 2)
+    return min(estimated, tokens // 2)
+
+
+def _page_align(n: int, page: int) -> int:
+    return n // page * page
+
+
+def sglang_startup(
+    config: Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    tp: int = 1,
+    mem_fraction_static: float | None = None,
+    context_length: int | None = None,
+    max_running_requests: int | None = None,
+    chunked_prefill_size: int | None = None,
+    kv_cache_dtype: str = "auto",
+    page_size: int | None = None,
+    total_bytes: float | None = None,
+) -> SglangStartup:
+    """Predict what SGLang 0.5.23 prints when it starts the model of ``config`` on ``gpu``.
+
+    ``config`` is the model's Hugging Face ``config.json`` (a dict). ``total_bytes`` is the
+    memory the device reports (``torch.cuda.mem_get_info()[1]``); by default the sourced reading
+    for the catalog row, and a row without one is refused. ``mem_fraction_static=None`` is
+    SGLang's default from the GPU's capacity (``default_mem_fraction_static``).
+
+    Refusals SGLang itself would raise come back as ``verdict="refused"`` with its words: a
+    context above the model's limit, weights that leave nothing for the pool (with the smallest
+    fraction that would start). What this module does not model raises ``EngineError`` naming the
+    field: FP4/MXFP8 KV, Mamba or linear-attention layers, MXFP4 experts, speculative drafts.
+    """
+    if not isinstance(config, Mapping):
+        raise EngineError("config must be the model's config.json object")
+    try:
+        spec = ModelSpec.from_hf_config(dict(config))
+    except ValueError as exc:
+        raise EngineError(f"config: {exc}") from exc
+    accel = resolve_gpu(gpu)
+    if not isinstance(tp, int) or tp < 1:
+        raise EngineError(f"tp must be a whole number of GPUs, at least 1 (got {tp!r})")
+    if kv_cache_dtype in _UNMODELLED_KV:
+        raise EngineError(
+            f"kv_cache_dtype {kv_cache_dtype!r} is not modelled: {_UNMODELLED_KV[kv_cache_dtype]}"
+        )
+    if kv_cache_dtype not in KV_DTYPES:
+        raise EngineError(f"kv_cache_dtype {kv_cache_dtype!r}: choose one of {', '.join(KV_DTYPES)}")
+    if mem_fraction_static is not None and not 0 < float(mem_fraction_static) < 1:
+        raise EngineError(f"mem_fraction_static must be between 0 and 1 (got {mem_fraction_static!r})")
+    page = 1 if page_size is None else page_size
+    if not isinstance(page, int) or page < 1:
+        raise EngineError(f"page_size must be a whole number of tokens, at least 1 (got {page_size!r})")
+    if context_length is not None and (not isinstance(context_length, int) or context_length < 1):
+        raise EngineError(f"context_length must be a whole number of tokens (got {context_length!r})")
+    if max_running_requests is not None and (
+        not isinstance(max_running_requests, int) or max_running_requests < 1
+    ):
+        raise EngineError(
+            f"max_running_requests must be a whole number, at least 1 (got {max_running_requests!r})"
+        )
+    if chunked_prefill_size is not None and (
+        not isinstance(chunked_prefill_size, int) or chunked_prefill_size == 0
+    ):
+        raise EngineError(
+            f"chunked_prefill_size must be a whole number of tokens, or -1 (got {chunked_prefill_size!r})"
+        )
+    layout = weight_layout(config)
+    if layout.method == "mxfp4":
+        raise EngineError(
+            "quantization_config.quant_method 'mxfp4': SGLang's MXFP4 expert layout is not modelled"
+        )
+    total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
+    total_source = "given" if total_bytes else reported_memory_source(accel)
+    if not total:
+        raise EngineError(
+            f"{accel.name}: no sourced reading of the memory this device reports. Enter the total"
+            " your device reports (torch.cuda.mem_get_info()[1]) in 'Memory the GPU reports'."
+        )
+    defaults = default_mem_fraction_static(
+        total,
+        tp=tp,
+        chunked_prefill_size=chunked_prefill_size,
+        max_running_requests=max_running_requests,
+        mla=spec.uses_mla,
+        config=config,
+    )
+    fraction = (
+        float(mem_fraction_static) if mem_fraction_static is not None else defaults["mem_fraction_static"]
+    )
+    kv_value = KV_DTYPES[kv_cache_dtype] or layout.dtype_bytes
+    kv_label = {1: "fp8", 2: layout.dtype, 4: "float32"}.get(kv_value, layout.dtype)
+    if kv_cache_dtype in ("fp8_e4m3", "fp8_e5m2"):
+        kv_label = kv_cache_dtype
+    cell = sglang_cell(spec, tp=tp, kv_bytes=kv_value)
+    derived_len = _context_len(spec, config)
+    context_len = context_length or derived_len
+    weights_parts = vllm_weight_bytes(spec, layout, tp, config)
+    weights = float(sum(weights_parts.values()))
+    overhead = (BASELINE_OVERHEAD_TP1 if tp == 1 else BASELINE_OVERHEAD_TPN)[1]
+    baseline = total - overhead
+    after_weights = baseline - weights
+    slack = baseline * (1 - fraction)
+    pool = after_weights - slack
+    minimum = 1 - after_weights / baseline if baseline > 0 else 1.0
+    notes: list[str] = []
+    base: dict[str, Any] = {
+        "model": spec.name or str(_text(config).get("model_type", "model")),
+        "gpu": accel.name,
+        "tp": tp,
+        "total_bytes": total,
+        "baseline_bytes": baseline,
+        "mem_fraction_static": fraction,
+        "weights_bytes": weights,
+        "slack_bytes": slack,
+        "pool_bytes": pool,
+        "cell": cell,
+        "page_size": page,
+        "context_len": context_len,
+        "chunked_prefill_size": defaults["chunked_prefill_size"],
+        "max_prefill_tokens": DEFAULT_MAX_PREFILL_TOKENS,
+        "cuda_graph_max_bs": defaults["cuda_graph_max_bs"],
+        "kv_cache_dtype": kv_label,
+        "weights_label": layout.label,
+        "min_mem_fraction_static": minimum,
+        "fraction_source": "given" if mem_fraction_static is not None else "default",
+        "total_source": total_source,
+        "weights_parts": weights_parts,
+    }
+
+    def refused(message: str) -> SglangStartup:
+        return SglangStartup(
+            **base,
+            kv_bytes=0.0,
+            max_total_num_tokens=0,
+            swa_tokens=0,
+            max_running_requests=0,
+            verdict="refused",
+            message=message,
+            notes=tuple(notes),
+        )
+
+    if derived_len and context_len > derived_len:
+        return refused(
+            f"User-specified context_length ({context_len}) is greater than the derived context_length"
+            f" ({derived_len}) of the model's config.json: SGLang refuses to start"
+            " (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 overrides it)."
+        )
+    heads = spec.num_heads
+    if heads % tp:
+        return refused(f"Total number of attention heads ({heads}) must be divisible by tp size ({tp}).")
+    if pool <= 0:
+        return refused(sglang_min_mem_fraction_message(fraction, minimum))
+    pool_int = int(pool)
+    tokens = _page_align(int(pool_int // cell.bytes_per_token), page)
+    swa_tokens = _page_align(int(tokens * SWA_FULL_TOKENS_RATIO), page) if cell.swa_layers else 0
+    if tokens <= 0:
+        return refused(
+            "Not enough memory. Please try to increase --mem-fraction-static."
+            f" Current value: mem_fraction_static={fraction}"
+        )
+    # memory_pool.py allocates size + page_size slots per layer (slot 0 is the padding slot)
+    kv = (tokens + page) * cell.full_bytes + ((swa_tokens + page) * cell.swa_bytes if cell.swa_layers else 0)
+    reqs = _resolve_max_running_requests(tokens, context_len, max_running_requests)
+    if cell.swa_layers:
+        notes.append(
+            f"Sliding-window layers keep {swa_tokens:,} tokens ({SWA_FULL_TOKENS_RATIO:g} × the full"
+            " pool, swa_full_tokens_ratio); full layers keep max_total_num_tokens."
+        )
+    return SglangStartup(
+        **base,
+        kv_bytes=float(kv),
+        max_total_num_tokens=tokens,
+        swa_tokens=swa_tokens,
+        max_running_requests=reqs,
+        verdict="fits",
+        message=(
+            f"{tokens:,} tokens of KV cache: {tokens / context_len:.2f} requests of {context_len:,}"
+            " tokens at once."
+            if context_len
+            else f"{tokens:,} tokens of KV cache."
+        ),
+        notes=tuple(notes),
+    )
+
+
+def sglang_min_mem_fraction_message(fraction: float, minimum: float) -> str:
+    """SGLang's refusal when the weights leave nothing for the pool (``_profile_available_bytes``)."""
+    suggested = math.ceil(minimum * 1000) / 1000
+    return (
+        f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={fraction}."
+        f" Raise --mem-fraction-static above {suggested:.3f} (minimum viable = 1 - available/pre ="
+        f" {minimum:.4f}). If using speculative decoding, draft weights are now counted."
+    )
+
+
+def sglang_min_mem_fraction(
+    config: Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    tp: int = 1,
+    total_bytes: float | None = None,
+) -> float:
+    """The smallest ``--mem-fraction-static`` that leaves the pool any memory, rounded up to
+    3 decimals as SGLang 0.5.23 suggests it (``1 − free after weights / baseline``)."""
+    s = sglang_startup(config, gpu, tp=tp, mem_fraction_static=0.5, total_bytes=total_bytes)
+    return math.ceil(s.min_mem_fraction_static * 1000) / 1000
+
+
+def sglang_log_lines(s: SglangStartup) -> list[str]:
+    """The lines SGLang prints for this start-up (``model_runner.py``, ``memory_pool.py``,
+    ``scheduler.py``), with the predicted figures."""
+    gb = GiB
+    lines = [
+        f"Load weight begin. avail mem={s.baseline_bytes / gb:.2f} GB",
+        f"Load weight end. avail mem={(s.baseline_bytes - s.weights_bytes) / gb:.2f} GB,"
+        f" mem usage={s.weights_bytes / gb:.2f} GB.",
+    ]
+    if not s.fits:
+        return [*lines, s.message]
+    if s.cell.swa_layers:
+        lines.append(
+            f"Use sliding window memory pool. full_layer_tokens={s.max_total_num_tokens},"
+            f" swa_layer_tokens={s.swa_tokens}"
+        )
+    if s.cell.arch == "MLA":
+        lines.append(
+            f"KV Cache is allocated. #tokens: {s.max_total_num_tokens}, KV size: {s.kv_bytes / gb:.2f} GB"
+        )
+    else:
+        half = s.kv_bytes / 2 / gb
+        lines.append(
+            f"KV Cache is allocated. #tokens: {s.max_total_num_tokens}, K size: {half:.2f} GB,"
+            f" V size: {half:.2f} GB"
+        )
+    lines.append(
+        f"max_total_num_tokens={s.max_total_num_tokens}, chunked_prefill_size={s.chunked_prefill_size},"
+        f" max_prefill_tokens={s.max_prefill_tokens}, max_running_requests={s.max_running_requests},"
+        f" context_len={s.context_len}"
+    )
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a real log
+# ---------------------------------------------------------------------------------------------
+
+MAX_LOG_CHARS = 2_000_000
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+_FIELDS: tuple[tuple[str, str, float | None], ...] = (
+    # key, pattern (first group is the figure), unit (None: a count)
+    ("baseline_bytes", r"Load weight begin\. avail mem=" + _NUM + r" ?GB", GiB),
+    ("after_weights_bytes", r"Load weight end\..*?avail mem=" + _NUM + r" ?GB", GiB),
+    ("weights_bytes", r"Load weight end\..*?mem usage=" + _NUM + r" ?GB", GiB),
+    ("distributed_bytes", r"Init torch distributed ends\. mem usage=" + _NUM + r" ?GB", GiB),
+    ("kv_tokens", r"KV Cache is allocated\..*?#tokens: " + _NUM, None),
+    ("k_bytes", r"KV Cache is allocated\..*?K size: " + _NUM + r" ?GB", GiB),
+    ("v_bytes", r"KV Cache is allocated\..*?V size: " + _NUM + r" ?GB", GiB),
+    ("kv_latent_bytes", r"KV Cache is allocated\..*?KV size: " + _NUM + r" ?GB", GiB),
+    ("after_pool_bytes", r"Memory pool end\. avail mem=" + _NUM + r" ?GB", GiB),
+    ("cuda_graph_bytes", r"Capture cuda graph end\..*?mem usage=" + _NUM + r" ?GB", GiB),
+    ("max_total_num_tokens", r"max_total_num_tokens=" + _NUM, None),
+    ("chunked_prefill_size", r"max_total_num_tokens=.*?chunked_prefill_size=(-?[0-9]+)", None),
+    ("max_prefill_tokens", r"max_prefill_tokens=" + _NUM, None),
+    ("max_running_requests", r"max_total_num_tokens=.*?max_running_requests=" + _NUM, None),
+    ("context_len", r"max_total_num_tokens=.*?context_len=" + _NUM, None),
+    ("available_gpu_mem_bytes", r"available_gpu_mem=" + _NUM + r" ?GB", GiB),
+    ("full_layer_tokens", r"full_layer_tokens=" + _NUM, None),
+    ("swa_layer_tokens", r"swa_layer_tokens=" + _NUM, None),
+)
+_COMPILED = tuple((key, re.compile(rx), unit) for key, rx, unit in _FIELDS)
+_ARGS = {
+    "mem_fraction_static": (r"mem_fraction_static=([0-9.]+)", r"--mem-fraction-static[ =]([0-9.]+)", float),
+    "tp_size": (r"\btp_size=([0-9]+)", r"--(?:tp|tp-size|tensor-parallel-size)[ =]([0-9]+)", int),
+    "context_length": (r"\bcontext_length=([0-9]+)", r"--context-length[ =]([0-9]+)", int),
+    "page_size": (r"\bpage_size=([0-9]+)", r"--page-size[ =]([0-9]+)", int),
+    "kv_cache_dtype": (r"kv_cache_dtype='([a-z0-9_]+)'", r"--kv-cache-dtype[ =]([a-z0-9_]+)", str),
+    "model_path": (r"model_path='([^']+)'", r"--model(?:-path)?[ =](\S+)", str),
+}
+_VERSION = re.compile(
+    r"(?:sglang(?:[ _-]?version)?\s*[:=]=?\s*|lmsysorg/sglang:v?|sglang==|SGLang v)"
+    r"v?([0-9]+\.[0-9]+\.[0-9]+(?:\.post[0-9]+|rc[0-9]+|\.dev[0-9]+)?)",
+    re.IGNORECASE,
+)
+
+
+def parse_sglang_log(text: str) -> dict[str, Any]:
+    """Every memory figure of an SGLang start-up log, in bytes (SGLang's "GB" is 2^30 bytes).
+
+    Keys: ``engine`` ("sglang"), ``version`` (from an ``sglang: x.y.z`` / ``sglang==x.y.z`` /
+    image-tag line, else None), the server arguments it shows (``mem_fraction_static``,
+    ``tp_size``, ``context_length``, ``page_size``, ``kv_cache_dtype``, ``model_path``), and the
+    figures of rank 0's lines: ``baseline_bytes`` (Load weight begin), ``after_weights_bytes``
+    and ``weights_bytes`` (Load weight end), ``kv_tokens``, ``k_bytes``/``v_bytes`` or
+    ``kv_latent_bytes``, ``kv_bytes`` (their sum), ``after_pool_bytes``, ``cuda_graph_bytes``,
+    ``max_total_num_tokens``, ``chunked_prefill_size``, ``max_prefill_tokens``,
+    ``max_running_requests``, ``context_len``, ``available_gpu_mem_bytes``. Raises ``LogError``
+    when none of SGLang's memory lines is there.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise LogError("the log is empty: paste the lines SGLang printed as it started")
+    if len(text) > MAX_LOG_CHARS:
+        raise LogError(f"the log is longer than {MAX_LOG_CHARS:,} characters: paste the start-up lines only")
+    found: dict[str, Any] = {"engine": "sglang", "version": None}
+    for key, rx, unit in _COMPILED:
+        m = rx.search(text)
+        if m:
+            value = float(m.group(1).replace(",", ""))
+            found[key] = value * unit if unit else int(value)
+    for key, (arg_rx, cli_rx, kind) in _ARGS.items():
+        m = re.search(arg_rx, text) or re.search(cli_rx, text)
+        if m:
+            try:
+                found[key] = kind(m.group(1))
+            except ValueError:
+                continue
+    m = _VERSION.search(text)
+    if m:
+        found["version"] = m.group(1)
+    if "k_bytes" in found and "v_bytes" in found:
+        found["kv_bytes"] = found["k_bytes"] + found["v_bytes"]
+    elif "kv_latent_bytes" in found:
+        found["kv_bytes"] = found["kv_latent_bytes"]
+    figures = {k for k, _, _ in _FIELDS}
+    if not figures & found.keys():
+        raise LogError(
+            "This looks like SGLang, but none of its memory lines is here (Load weight end, KV Cache is"
+            " allocated, max_total_num_tokens=): paste the lines it printed as it started."
+        )
+    return found
