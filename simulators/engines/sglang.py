@@ -562,7 +562,8 @@ def sglang_min_mem_fraction(
     total_bytes: float | None = None,
 ) -> float:
     """The smallest ``--mem-fraction-static`` that leaves the pool any memory, rounded up to
-    3 decimals as SGLang 0.5.23 suggests it (``1 − free after weights / baseline``)."""
+    3 decimals as SGLang 0.5.23 suggests it (``1 − free after weights / baseline``). A value
+    of 1 or more means no fraction starts it: the weights alone exceed the baseline."""
     s = sglang_startup(config, gpu, tp=tp, mem_fraction_static=0.5, total_bytes=total_bytes)
     return math.ceil(s.min_mem_fraction_static * 1000) / 1000
 
