@@ -124,7 +124,7 @@ def test_the_suite_runs_verifies_and_draws_its_points_then_loads_back(app_url, g
     assert status.startswith("Done:"), status
     # Every kernel verified; on a busy machine a chase point may be dropped as unreliable (said so).
     lines = page.locator(f"{SUITE} li").all_text_contents()
-    verified = [line for line in lines if line.startswith("✓") and line.endswith("(verified)")]
+    verified = [line for line in lines if line.startswith("✓") and "(verified" in line]
     dropped = [line for line in lines if line.startswith("✗") and "not reliably slower" in line]
     assert len(verified) >= 15 and len(verified) + len(dropped) == len(lines), lines
 
@@ -161,6 +161,15 @@ def test_the_suite_runs_verifies_and_draws_its_points_then_loads_back(app_url, g
     assert js / 30 <= best_triad <= 3 * numpy, (best_triad, js, numpy)
     chase = sorted((r["bytes"], r["ns"]) for r in doc["results"] if r["kind"] == "latency")
     assert chase[-1][1] > chase[0][1], chase
+    # The chase reaches 256 MiB and its timed walks cover every ring past 8 MiB at least once: the
+    # loads counted from the walks themselves (pairs x (long + short)), over the ring's lines.
+    walks = [r for r in doc["results"] if r["kind"] == "latency"]
+    assert max(r["bytes"] for r in walks) >= 256 * 2**20, [r["bytes"] for r in walks]
+    laps = {
+        r["bytes"]: len(r["long_walk_s"]) * (r["loads"] + r["short_loads"]) / (r["bytes"] // r["line_bytes"])
+        for r in walks
+    }
+    assert all(lap >= 1 for size, lap in laps.items() if size > 8 * 2**20), laps
     launch = {r["mode"]: r["median_s"] for r in doc["results"] if r["kind"] == "launch_overhead"}
     assert launch["webgpu-dispatch"] < launch["webgpu-submit"], launch
     timer = doc["device"]["timer"]
@@ -170,7 +179,8 @@ def test_the_suite_runs_verifies_and_draws_its_points_then_loads_back(app_url, g
         f"\nsoftware adapter: best triad {best_triad:.3g} GB/s vs JavaScript {js:.3g}, "
         f"numpy {numpy:.3g} GB/s; FMA {fma} GFLOP/s; "
         f"dispatch {launch['webgpu-dispatch'] * 1e6:.3g} us, submit {launch['webgpu-submit'] * 1e6:.3g} us; "
-        f"chase {chase[0][1]:.3g}-{chase[-1][1]:.3g} ns; timer {timer}"
+        f"chase {chase[0][1]:.3g}-{chase[-1][1]:.3g} ns; laps {laps}; "
+        f"elapsed {doc['webgpu_run']['elapsed_s']:.1f} s; timer {timer}"
     )
 
     # Naming the GPU holds the points to its roofline, on this page and on the Roofline and ladder.
@@ -274,10 +284,90 @@ def test_on_a_phone_the_suite_runs_small_and_the_page_fits(app_url, webgpu_brows
         context.close()
 
 
+# The focused element's text, through shadow roots (the component may draw into one).
+FOCUSED = """() => {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a ? a.textContent : null;
+}"""
+
+
+def download(page, tmp_path, name: str) -> dict:
+    page.get_by_text("Measured in your browser").first.wait_for(timeout=60_000)
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Download these results (JSON)").click()
+    path = tmp_path / name
+    saved.value.save_as(path)
+    return load_results(path.read_bytes()).to_dict()
+
+
+def test_by_keyboard_focus_goes_to_stop_and_back_and_a_slow_first_dispatch_changes_nothing(
+    app_url, gpu_page, tmp_path
+):
+    """Measure pressed with the keyboard puts focus on Stop, and back on Measure at the end; the live
+    region says the start and the end, never a kernel step. Then the same run with its first
+    calibration sample of empty dispatches forced 10 ms slow (a test hook) labels its bandwidth
+    points as the normal run does, and still calibrates on at least 64 dispatches per sample."""
+    page = gpu_page
+    open_suite(page, app_url)
+    page.evaluate("window.__gfgWebgpuTestHooks = {kernels: ['launch_overhead', 'bandwidth']}")
+    announced = []
+    page.expose_function("gfgAnnounced", lambda text: announced.append(text))
+    page.evaluate(
+        """() => {
+          const deep = (root) => root.querySelector('[data-testid=gfg-webgpu-status]') ||
+            [...root.querySelectorAll('*')].filter((e) => e.shadowRoot)
+              .map((e) => deep(e.shadowRoot)).find(Boolean);
+          const status = deep(document);
+          new MutationObserver(() => window.gfgAnnounced(status.textContent)).observe(
+            status, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+    page.get_by_role("button", name="Measure this device").focus()
+    page.keyboard.press("Enter")
+    page.locator(f"{SUITE}[data-running=true]").wait_for(timeout=30_000)
+    assert page.evaluate(FOCUSED) == "Stop"
+    page.locator(ENDED).wait_for(timeout=240_000)
+    page.wait_for_function(f"({FOCUSED})() === 'Measure this device'", timeout=30_000)
+    assert page.locator(STATUS).get_attribute("role") == "status"
+    assert announced[0].startswith("Measuring started") and announced[-1].startswith("Done:"), announced
+    assert not any(" over " in text and "%)" in text for text in announced), announced  # no step text
+    normal = download(page, tmp_path, "normal.json")
+
+    page.evaluate(
+        "window.__gfgWebgpuTestHooks = {kernels: ['launch_overhead', 'bandwidth'], slowFirstDispatchS: 0.01}"
+    )
+    assert run_suite(page).startswith("Done:")
+    deadline = time.monotonic() + 90  # the final message reaches Python after the status line
+    slow = download(page, tmp_path, "slow.json")
+    while slow["created_utc"] == normal["created_utc"] or not slow["webgpu_run"]["final"]:
+        assert time.monotonic() < deadline, "the second run's results never reached the page"
+        page.wait_for_timeout(1000)
+        slow = download(page, tmp_path, "slow.json")
+
+    def labels(doc):
+        return [(r["op"], r["bytes"], r["launch_bound"]) for r in doc["results"] if r["kind"] == "bandwidth"]
+
+    dispatch = next(r for r in slow["results"] if r.get("mode") == "webgpu-dispatch")
+    assert dispatch["inner_loops"] >= 64 and dispatch["min_s"] < 5e-3, dispatch
+    assert labels(slow) == labels(normal), (labels(normal), labels(slow))
+    print(
+        "\ndispatch normal/slow-hooked (us):",
+        [
+            round(r["min_s"] * 1e6, 1)
+            for d in (normal, slow)
+            for r in d["results"]
+            if r.get("mode") == "webgpu-dispatch"
+        ],
+    )
+
+
 def test_without_webgpu_the_page_says_so_and_nothing_runs(app_url, page):
     """The project's usual browser runs with --disable-gpu: WebGPU is there but offers no adapter."""
     page.goto(f"{app_url}/your-hardware?hw_section=browser", wait_until="domcontentloaded")
     page.locator(f"{SUITE}[data-unavailable]").wait_for(timeout=60_000)
-    assert "offered no GPU adapter" in page.locator(STATUS).text_content()
+    text = page.locator(STATUS).text_content()
+    assert "offered no GPU adapter" in text
+    assert "--enable-unsafe-webgpu" in text and "python -m measure" in text  # Linux: its next step
     assert page.get_by_role("button", name="Measure this device").is_disabled()
     assert page.locator('[data-testid="stException"]').count() == 0
