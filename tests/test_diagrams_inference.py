@@ -93,10 +93,18 @@ def test_kv_cache_growth_numbers() -> None:
         assert [r["KV cache (bytes)"] for r in d.table[:-1]] == [
             kv_cache_bytes(spec, n) for n in range(1, tokens + 1)
         ]
+        # Growth (issue 34: not a uniform grid): row s holds s tokens' K and V, the newest one (code 2
+        # for K, 3 for V) appended at that step, the earlier ones kept (0, 1), the rest not yet there.
         grid = d.spec["data"][0]["z"]
-        assert len(grid) == spec.num_layers and len(grid[0]) == tokens
-        # one column (one token) adds up to the bytes per token
-        assert sum(row[0] or 0 for row in grid) == per_token
+        assert len(grid) == tokens and len(grid[0]) == 2 * tokens
+        for step, row in enumerate(grid, start=1):
+            held = [c for c in row if c is not None]
+            assert len(held) == 2 * step
+            assert held[-2:] == [2, 3] and set(held[:-2]) <= {0, 1}
+        # each row is labelled with the cache after that step, from the model
+        labels = d.spec["data"][0]["y"]
+        assert labels == [f"step {n}: {binary_bytes(kv_cache_bytes(spec, n))}" for n in range(1, tokens + 1)]
+        assert binary_bytes(kv_cache_bytes(spec, tokens)) in d.alt
 
 
 def test_paged_kv_blocks_and_waste() -> None:

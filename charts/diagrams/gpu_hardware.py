@@ -231,7 +231,7 @@ def tensor_core_instruction(gpu: str) -> TensorCoreInstruction:
         m, n, k = shape("sm_70")
         mmas = int(arch_fact("sm_70", "mmas_per_instruction") or 1)
         return TensorCoreInstruction(
-            f"mma.sync m{m}n{n}k{k}", m, n, k, mmas, "one warp (4 products, one per quad-pair)", warp, "fp16"
+            f"mma.sync m{m}n{n}k{k}", m, n, k, mmas, "one warp, 4 products at once", warp, "fp16"
         )
     if cc < 8.0:
         m, n, k = shape("sm_75")
@@ -272,9 +272,9 @@ def tensor_core_diagram(gpu: str = "h100-sxm") -> Diagram:
     )
     vector_clk = _per_clock_per_sm(acc, acc.fp32_flops, "vector_clock_mhz")
     # Drawn to aspect: one element is the same length across and up, so a 16×16 tile is square.
-    width, height, gap = 62.0, 40.0, 3.0
+    width, height, gap = 84.0, 52.0, 3.0
     unit = min((width - gap) / (k + n), (height - gap) / (m + k))
-    x0, y0 = 4.0, 44.0
+    x0, y0 = 8.0, 40.0
     a = (x0, y0, x0 + k * unit, y0 + m * unit)  # A: m x k
     c = (a[2] + gap, y0, a[2] + gap + n * unit, y0 + m * unit)  # C: m x n, right of A
     b = (c[0], c[3] + gap, c[2], c[3] + gap + k * unit)  # B: k x n, above C

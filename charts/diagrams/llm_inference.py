@@ -53,88 +53,120 @@ from simulators.model_config import LAYER_KINDS, ModelSpec
 from simulators.roofline import attainable_flops, attention, decode_step_op, prefill_op
 from simulators.units import binary_bytes
 
+KV_COLOURS = {
+    # (kind, newest?) -> colour: the token appended at this step in full colour, earlier ones light
+    ("K", True): OKABE_ITO[0],
+    ("V", True): OKABE_ITO[5],
+    ("K", False): "#A6D1EE",
+    ("V", False): "#F2C1A0",
+}
+
 
 def kv_cache_growth(
     *, model: str = "llama-3-8b", tokens: int = 8, context: int = 8192, kv_fmt: str = "bf16"
 ) -> Diagram:
-    """Layers × tokens: each arriving token adds its K and V to every layer that keeps it."""
+    """The cache over decode steps: at step s the sequence holds s tokens, each with its K and its V
+    in every layer that keeps it; the token appended at that step is drawn dark, the earlier ones
+    light, so each row is one column longer than the row above (growth, not a uniform grid)."""
     _check_range("tokens", tokens, 1, 64)
     name, spec = _preset_spec(model)
     value = kv_bytes_per_value(kv_fmt)
     per_layer = [e * value for e in spec.kv_elements_per_token()]
     per_token = sum(per_layer)
-    kept = spec.cached_tokens_per_layer(tokens)
     layers = spec.num_layers
+    caching = [b for b in per_layer if b > 0]
+    after = [kv_cache_bytes(spec, n, 1, kv_fmt) for n in range(1, tokens + 1)]
+    total = kv_cache_bytes(spec, context, 1, kv_fmt)
+    steps = [f"step {s}: {binary_bytes(b)}" for s, b in enumerate(after, start=1)]
+    codes = {("K", False): 0, ("V", False): 1, ("K", True): 2, ("V", True): 3}
     z: list[list[float | None]] = []
     hover: list[list[str]] = []
-    for layer in range(layers):
+    for step in range(1, tokens + 1):
         row: list[float | None] = []
         tips: list[str] = []
         for t in range(1, tokens + 1):
-            holds = per_layer[layer] > 0 and t > tokens - kept[layer]
-            row.append(per_layer[layer] if holds else None)
-            tips.append(
-                f"Layer {layer}, token {t}: "
-                + (binary_bytes(per_layer[layer]) if holds else "nothing cached")
-            )
+            for kind in ("K", "V"):
+                held = t <= step
+                newest = t == step
+                row.append(codes[(kind, newest)] if held else None)
+                tips.append(
+                    f"Step {step}, token {t}, {kind}: "
+                    + (
+                        f"{binary_bytes(per_token / 2)} over {len(caching)} layers"
+                        + (" (appended at this step)" if newest else "")
+                        if held
+                        else "not generated yet"
+                    )
+                )
         z.append(row)
         hover.append(tips)
-    caching = [b for b in per_layer if b > 0]
-    total = kv_cache_bytes(spec, context, 1, kv_fmt)
+    order = sorted(codes, key=codes.get)
+    n = len(order) - 1
+    scale = []
+    for i, key in enumerate(order):  # a stepped scale: one flat colour per code
+        scale += [[i / (n + 1), KV_COLOURS[key]], [(i + 1) / (n + 1), KV_COLOURS[key]]]
+    x = [f"{t}{kind}" for t in range(1, tokens + 1) for kind in ("K", "V")]
+    data = [
+        {
+            "type": "heatmap",
+            "x": x,
+            "y": steps,
+            "z": z,
+            "zmin": -0.5,
+            "zmax": n + 0.5,
+            "colorscale": scale,
+            "showscale": False,
+            "xgap": 2,
+            "ygap": 3,
+            "hovertext": hover,
+            "hoverinfo": "text",
+            "showlegend": False,
+        },
+        _legend_square("K of the token appended at this step", KV_COLOURS[("K", True)]),
+        _legend_square("V of the token appended at this step", KV_COLOURS[("V", True)]),
+        _legend_square("K kept from earlier steps", KV_COLOURS[("K", False)]),
+        _legend_square("V kept from earlier steps", KV_COLOURS[("V", False)]),
+    ]
     if caching and min(caching) == max(caching) and len(caching) == layers and not spec.uses_mla:
         shape = (
-            f"{layers} layers × {binary_bytes(caching[0])} (K and V: {spec.num_kv_heads} KV heads × "
-            f"{spec.head_dim} values × {value:g} B × 2)"
+            f"each token: K and V in {layers} layers × {binary_bytes(caching[0])} ({spec.num_kv_heads} "
+            f"KV heads × {spec.head_dim} values × {value:g} B × 2)"
         )
     elif caching:
         shape = (
-            f"{len(caching)} of {layers} layers cache K and V, "
+            f"each token: K and V in {len(caching)} of {layers} layers, "
             f"{binary_bytes(min(caching))} to {binary_bytes(max(caching))} each"
         )
     else:
         shape = "no layer keeps per-token K and V"
     state = spec.state_bytes()
-    data = [
-        {
-            "type": "heatmap",
-            "x": list(range(1, tokens + 1)),
-            "y": list(range(layers)),
-            "z": z,
-            "zmin": 0,
-            "zmax": max(per_layer) or 1,
-            "colorscale": [[0.0, "#A6D1EE"], [1.0, OKABE_ITO[0]]],
-            "showscale": False,
-            "xgap": 2,
-            "ygap": 1,
-            "hovertext": hover,
-            "hoverinfo": "text",
-            "name": "K and V of one token in one layer",
-            "showlegend": False,
-        }
-    ]
     detail = f"{shape}. After {context:,} tokens: {binary_bytes(total)} per sequence"
     if state:
         detail += f" (incl. {binary_bytes(state)} of fixed state)"
     layout = {
-        "title": chart_title(f"{name}: {binary_bytes(per_token)} of KV cache per token", detail),
+        "title": chart_title(f"{name}: the KV cache grows by {binary_bytes(per_token)} a token", detail),
         "height": 480,
-        "showlegend": False,
-        "xaxis": axis("Token, in arrival order (each column: one token)", dtick=1, showgrid=False),
-        "yaxis": axis("Layer", autorange="reversed", showgrid=False, zeroline=False),
+        "showlegend": True,
+        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": axis("Token and its K and V, in arrival order", showgrid=False, type="category"),
+        "yaxis": axis(
+            "Decode step: cache size after it", autorange="reversed", showgrid=False, zeroline=False
+        ),
     }
     table = (
-        *({"tokens": n, "KV cache (bytes)": kv_cache_bytes(spec, n, 1, kv_fmt)} for n in range(1, tokens)),
-        {"tokens": tokens, "KV cache (bytes)": kv_cache_bytes(spec, tokens, 1, kv_fmt)},
+        *({"tokens": s, "KV cache (bytes)": b} for s, b in enumerate(after, start=1)),
         {"tokens": context, "KV cache (bytes)": total},
     )
     alt = (
-        f"A grid of {layers} layers by {tokens} tokens for {name}: each new token adds its keys and "
-        f"values to every layer, {binary_bytes(per_token)} per token in {kv_fmt.upper()}. "
-        f"After {context:,} tokens one sequence's cache is {binary_bytes(total)}."
+        f"{name}'s KV cache over {tokens} decode steps: each step appends one token's keys and values "
+        f"to every layer that keeps them, {binary_bytes(per_token)} per token in {kv_fmt.upper()}, so the "
+        f"cache grows from {binary_bytes(after[0])} after step 1 to {binary_bytes(after[-1])} after step "
+        f"{tokens}; after {context:,} tokens one sequence's cache is {binary_bytes(total)}."
     )
     caption = (
-        "Each token adds one column: the cache grows linearly with the context (and with the batch, "
-        "one grid per sequence). Hover a cell for its bytes."
+        "Each decode step appends one token (dark: its K and its V) to what earlier steps left (light): "
+        "the cache grows linearly with the context, and with the batch, one such cache per sequence. "
+        "Nothing is recomputed: that is the point of the cache. Hover a cell for its bytes."
     )
     return Diagram("kv-cache-growth", _finish(data, layout), alt, table, caption)
 
