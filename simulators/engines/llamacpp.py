@@ -1,0 +1,1329 @@
+"""llama.cpp's (and Ollama's) start-up memory, as the pinned llama.cpp build's own code computes it,
+and a reader for the lines it prints.
+
+Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored in
+``llama/llama.cpp`` for its 2026 releases v0.15.5 .. v0.24 (Ollama commit b1fccabb3, Makefile.sync
+``FETCH_HEAD=ec98e2002``); the quantization rules were checked unchanged against llama.cpp
+007dbbf (src/llama-quant.cpp). Every term names the file it follows:
+
+- GGUF weights: each tensor's type from the quantization preset
+  (``src/llama-quant.cpp: llama_tensor_get_type_impl``), each type's block size and bytes
+  (``ggml/src/ggml-common.h``, ``data/gguf_types.csv``), the tensors in the file's order
+  (``src/llama-model-loader.h: weight_name_comparer``), so the "file size" and each device's
+  "model buffer size" for ``-ngl``, ``--tensor-split``, ``--n-cpu-moe`` and ``-ot``
+  (``src/llama-model.cpp: load_tensors``: the input layer on the CPU, layers from the last one
+  down on the GPUs, the output layer on the GPU only when every layer is; a CPU buffer that
+  maps the file covers the file range of its tensors).
+- KV cache as allocated (``src/llama-context.cpp``: n_ctx padded to 256, one stream or one per
+  sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
+  ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
+  n_swa*(unified ? n_seq : 1) + n_ubatch))`` cells).
+- Compute buffer per device: the largest set of live tensors of the reserve graph
+  (``src/llama-context.cpp: graph_reserve`` over ``n_ubatch`` tokens with all outputs) —
+  a derived estimate, labelled so; checked against real logs in the tests.
+- Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
+  layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``).
+
+Pure Python, bytes throughout; MiB = 2^20 bytes as llama.cpp prints them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from simulators.engines.device import reported_memory_bytes
+from simulators.engines.ledger import EngineError, GiB, Ledger, LogError, MiB, Term, resolve_gpu
+from simulators.hardware import Accelerator
+
+LLAMACPP_VERSION = "ec98e2002"
+LLAMACPP_SOURCE = "llama.cpp ec98e2002 (vendored by Ollama v0.15.5, llama/llama.cpp)"
+OLLAMA_VERSION = "0.15.5"
+OLLAMA_SOURCE = "Ollama v0.15.5 (commit b1fccabb3)"
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+GGUF_TYPES_CSV = DATA_DIR / "gguf_types.csv"
+
+GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data starts on a 32-byte boundary
+CUDA_ALIGNMENT = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
+CUDA_MATRIX_ROW_PADDING = 512  # ggml-cuda common.cuh MATRIX_ROW_PADDING (quantized rows padded on alloc)
+N_CTX_PAD = 256  # src/llama-context.cpp: cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)
+FIT_MARGIN = GiB  # common/common.h fit_params_target = 1024*1024*1024 (margin per device)
+OLLAMA_MIN_MEMORY_CUDA = 457 * MiB  # ml/device.go DeviceInfo.MinimumMemory (CUDA/ROCm)
+OLLAMA_MIN_MEMORY_METAL = 512 * MiB  # ml/device.go DeviceInfo.MinimumMemory (Metal)
+
+
+# ---------------------------------------------------------------------------------------------
+# GGUF types and the quantization presets
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GgufType:
+    name: str
+    block_elements: int
+    block_bytes: int
+    source: str
+
+    def row_bytes(self, n: int) -> int:
+        if n % self.block_elements:
+            raise EngineError(f"a row of {n} values is not a whole number of {self.name} blocks")
+        return n // self.block_elements * self.block_bytes
+
+
+@cache
+def gguf_types() -> dict[str, GgufType]:
+    """Every GGUF tensor type this module sizes, from ``data/gguf_types.csv`` (ggml-common.h)."""
+    with GGUF_TYPES_CSV.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    out = {}
+    for row in rows:
+        if not row["source"].strip():
+            raise ValueError(f"gguf_types.csv: row {row['type']!r} needs a source")
+        out[row["type"]] = GgufType(
+            row["type"], int(row["block_elements"]), int(row["block_bytes"]), row["source"]
+        )
+    return out
+
+
+def _t(name: str) -> GgufType:
+    try:
+        return gguf_types()[name]
+    except KeyError as exc:
+        raise EngineError(f"GGUF type {name!r} is not one this model sizes") from exc
+
+
+# ftype -> the default tensor type (src/llama-quant.cpp: llama_ftype_get_default_type)
+PRESETS: dict[str, str] = {
+    "F32": "f32",
+    "F16": "f16",
+    "BF16": "bf16",
+    "Q4_0": "q4_0",
+    "Q4_1": "q4_1",
+    "Q5_0": "q5_0",
+    "Q5_1": "q5_1",
+    "Q8_0": "q8_0",
+    "Q2_K": "q2_K",
+    "Q3_K_S": "q3_K",
+    "Q3_K_M": "q3_K",
+    "Q3_K_L": "q3_K",
+    "Q4_K_S": "q4_K",
+    "Q4_K_M": "q4_K",
+    "Q5_K_S": "q5_K",
+    "Q5_K_M": "q5_K",
+    "Q6_K": "q6_K",
+    "IQ4_NL": "iq4_nl",
+    "IQ4_XS": "iq4_xs",
+    "MXFP4_MOE": "mxfp4",
+}
+# general.file_type values (include/llama.h enum llama_ftype) for the presets above
+FILE_TYPES: dict[int, str] = {
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    7: "Q8_0",
+    8: "Q5_0",
+    9: "Q5_1",
+    10: "Q2_K",
+    11: "Q3_K_S",
+    12: "Q3_K_M",
+    13: "Q3_K_L",
+    14: "Q4_K_S",
+    15: "Q4_K_M",
+    16: "Q5_K_S",
+    17: "Q5_K_M",
+    18: "Q6_K",
+    25: "IQ4_NL",
+    30: "IQ4_XS",
+    32: "BF16",
+    38: "MXFP4_MOE",
+}
+_QUANTIZED = {n for n in PRESETS.values() if n not in ("f32", "f16", "bf16")}
+# tensor_type_fallback: a row that is not a whole number of blocks falls back to a 32-block type
+_FALLBACK = {
+    "q2_K": "q4_0",
+    "q3_K": "q4_0",
+    "q4_K": "q5_0",
+    "q5_K": "q5_1",
+    "q6_K": "q8_0",
+    "iq4_xs": "iq4_nl",
+}
+KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
+
+
+# ---------------------------------------------------------------------------------------------
+# The model: hyper-parameters from a config.json or from GGUF metadata
+# ---------------------------------------------------------------------------------------------
+
+_HF_ARCH = {
+    "llama": "llama",
+    "mistral": "llama",
+    "mixtral": "llama",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3moe",
+    "gemma2": "gemma2",
+    "gemma3": "gemma3",
+    "gemma3_text": "gemma3",
+}
+ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3")
+
+
+@dataclass(frozen=True)
+class Hparams:
+    arch: str
+    n_layer: int
+    n_embd: int
+    n_ff: int
+    n_head: int
+    n_head_kv: int
+    head_dim_k: int
+    head_dim_v: int
+    n_vocab: int
+    n_ctx_train: int
+    tied: bool
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_ff_exp: int = 0
+    n_swa: int = 0
+    swa_layers: tuple[bool, ...] = ()
+    rope_freqs: bool = False
+
+    @property
+    def n_gqa(self) -> int:
+        return self.n_head // max(1, self.n_head_kv)
+
+    @property
+    def is_70b(self) -> bool:
+        # src/llama-model.cpp load_hparams (LLM_ARCH_LLAMA): 80 layers with GQA is LLM_TYPE_70B
+        return self.arch == "llama" and self.n_layer == 80 and self.n_head != self.n_head_kv
+
+    def is_swa(self, il: int) -> bool:
+        return bool(self.swa_layers) and self.swa_layers[il]
+
+
+def _swa_pattern(n_layer: int, period: int) -> tuple[bool, ...]:
+    # src/llama-hparams.cpp set_swa_pattern: layer il is SWA when il % n < n - 1
+    return tuple(il % period < period - 1 for il in range(n_layer))
+
+
+def _need(cfg: Mapping[str, Any], key: str, where: str) -> int:
+    value = cfg.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise EngineError(f"{where} needs {key!r} (a positive number)")
+    return int(value)
+
+
+def _vocab(value: Any) -> int | None:
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def model_hparams(config: Mapping[str, Any]) -> Hparams:
+    """The model as llama.cpp sees it, from a Hugging Face config.json or a dict of GGUF keys."""
+    if not isinstance(config, Mapping):
+        raise EngineError("config must be a config.json or GGUF metadata as a dict")
+    if "general.architecture" in config:
+        return _hparams_gguf(config)
+    return _hparams_hf(config)
+
+
+def _hparams_gguf(kv: Mapping[str, Any]) -> Hparams:
+    arch = str(kv["general.architecture"])
+    if arch not in ARCHS:
+        raise EngineError(f"general.architecture {arch!r} is not one this model sizes ({', '.join(ARCHS)})")
+
+    def g(key: str, default: Any = None) -> Any:
+        return kv.get(f"{arch}.{key}", default)
+
+    where = "the GGUF metadata"
+    n_layer = _need(kv, f"{arch}.block_count", where)
+    n_embd = _need(kv, f"{arch}.embedding_length", where)
+    n_head = _need(kv, f"{arch}.attention.head_count", where)
+    n_head_kv = int(g("attention.head_count_kv", n_head))
+    head_k = int(g("attention.key_length", n_embd // n_head))
+    head_v = int(g("attention.value_length", head_k))
+    n_vocab = _vocab(g("vocab_size")) or _vocab(kv.get("tokenizer.ggml.tokens"))
+    if not n_vocab:
+        raise EngineError("the GGUF metadata needs 'tokenizer.ggml.tokens' (the vocabulary or its length)")
+    n_expert = int(g("expert_count", 0) or 0)
+    n_ff = int(g("feed_forward_length", 0) or 0)
+    if n_expert == 0 and n_ff <= 0:
+        raise EngineError(f"the GGUF metadata needs '{arch}.feed_forward_length'")
+    n_swa = int(g("attention.sliding_window", 0) or 0)
+    swa: tuple[bool, ...] = ()
+    if arch == "gemma2":
+        swa = _swa_pattern(n_layer, 2)
+    elif arch == "gemma3":
+        swa = _swa_pattern(n_layer, 6)
+    tied = arch in ("gemma2", "gemma3")
+    if kv.get("output_tied") is not None:
+        tied = bool(kv["output_tied"])
+    rope_freqs = False
+    count = kv.get("tensor_count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        # the file's own tensor count settles what the metadata does not say: an output tensor
+        # (untied embeddings) and a rope_freqs tensor (Llama 3.1's rope scaling)
+        base = Hparams(
+            arch,
+            n_layer,
+            n_embd,
+            n_ff,
+            n_head,
+            n_head_kv,
+            head_k,
+            head_v,
+            n_vocab,
+            0,
+            True,
+            n_expert,
+            int(g("expert_used_count", 0) or 0),
+            int(g("expert_feed_forward_length", 0) or 0),
+        )
+        extra = count - len(_tensors(base))
+        if kv.get("output_tied") is None and arch not in ("gemma2", "gemma3"):
+            tied = extra == 0 or (extra == 1 and kv.get("rope_freqs") is True)
+        extra -= 0 if tied else 1
+        if extra not in (0, 1):
+            raise EngineError(f"tensor_count {count} does not match a {arch} model with these keys")
+        rope_freqs = extra == 1
+    return Hparams(
+        arch=arch,
+        n_layer=n_layer,
+        n_embd=n_embd,
+        n_ff=n_ff,
+        n_head=n_head,
+        n_head_kv=n_head_kv,
+        head_dim_k=head_k,
+        head_dim_v=head_v,
+        n_vocab=n_vocab,
+        n_ctx_train=int(g("context_length", 0) or 0),
+        tied=tied,
+        n_expert=n_expert,
+        n_expert_used=int(g("expert_used_count", 0) or 0),
+        n_ff_exp=int(g("expert_feed_forward_length", 0) or 0) or (n_ff if n_expert else 0),
+        n_swa=n_swa if swa else 0,
+        swa_layers=swa,
+        rope_freqs=rope_freqs,
+    )
+
+
+def _hparams_hf(cfg: Mapping[str, Any]) -> Hparams:
+    from simulators.model_config import _fill_defaults, _parse_json
+
+    try:
+        parsed = dict(_parse_json(dict(cfg)))  # a multimodal wrapper's text_config, unwrapped
+    except ValueError as exc:
+        raise EngineError(str(exc)) from exc
+    if "tie_word_embeddings" not in parsed and "tie_word_embeddings" in cfg:
+        parsed["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    cfg = parsed
+    # fields the config leaves out take their config class's default (data/hf_config_defaults.json)
+    _fill_defaults(cfg, str(cfg.get("model_type", "")))
+    model_type = str(cfg.get("model_type", ""))
+    arch = _HF_ARCH.get(model_type)
+    if arch is None:
+        raise EngineError(
+            f"model_type {model_type!r} is not one this model sizes ({', '.join(sorted(_HF_ARCH))})"
+        )
+    where = "the config"
+    n_layer = _need(cfg, "num_hidden_layers", where)
+    n_embd = _need(cfg, "hidden_size", where)
+    n_head = _need(cfg, "num_attention_heads", where)
+    n_head_kv = int(cfg.get("num_key_value_heads") or n_head)
+    head = int(cfg.get("head_dim") or n_embd // n_head)
+    n_vocab = _need(cfg, "vocab_size", where)
+    n_expert = int(cfg.get("num_local_experts") or cfg.get("num_experts") or 0)
+    n_ff = int(cfg.get("intermediate_size") or 0)
+    n_ff_exp = int(cfg.get("moe_intermediate_size") or (n_ff if n_expert else 0))
+    if arch == "gemma2":
+        swa = _swa_pattern(n_layer, 2)
+    elif arch == "gemma3":
+        swa = _swa_pattern(n_layer, 6)
+    else:
+        swa = ()
+    tied = bool(cfg.get("tie_word_embeddings", arch in ("gemma2", "gemma3")))
+    rope = cfg.get("rope_scaling") or {}
+    rope_freqs = arch == "llama" and isinstance(rope, Mapping) and rope.get("rope_type") == "llama3"
+    return Hparams(
+        arch=arch,
+        n_layer=n_layer,
+        n_embd=n_embd,
+        n_ff=n_ff,
+        n_head=n_head,
+        n_head_kv=n_head_kv,
+        head_dim_k=head,
+        head_dim_v=head,
+        n_vocab=n_vocab,
+        n_ctx_train=int(cfg.get("max_position_embeddings") or 0),
+        tied=tied,
+        n_expert=n_expert,
+        n_expert_used=int(cfg.get("num_experts_per_tok") or 0),
+        n_ff_exp=n_ff_exp,
+        n_swa=int(cfg.get("sliding_window") or 0) if swa else 0,
+        swa_layers=swa,
+        rope_freqs=rope_freqs,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensors, their types, and where each lands
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    shape: tuple[int, ...]  # ggml order: ne0 (the row) first
+    layer: int  # -1 input (token_embd), -2 output, >= 0 a repeating block
+    type: str = "f32"
+
+    @property
+    def n_elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        t = _t(self.type)
+        return t.row_bytes(self.shape[0]) * math.prod(self.shape[1:])
+
+    @property
+    def is_expert(self) -> bool:
+        return "_exps." in self.name
+
+
+def _tensors(hp: Hparams) -> list[Tensor]:
+    """The tensors of a GGUF file, in its order (src/llama-model-loader.h weight_name_comparer:
+    tensors outside a block first, by name, then blocks by number, by name within a block)."""
+    e, qd, kvd = hp.n_embd, hp.n_head * hp.head_dim_k, hp.n_head_kv * hp.head_dim_k
+    vd = hp.n_head_kv * hp.head_dim_v
+    top = [Tensor("output_norm.weight", (e,), -2), Tensor("token_embd.weight", (e, hp.n_vocab), -1)]
+    if not hp.tied:
+        top.append(Tensor("output.weight", (e, hp.n_vocab), -2))
+    if hp.rope_freqs:
+        top.append(Tensor("rope_freqs.weight", (hp.head_dim_k // 2,), 0))
+    out = sorted(top, key=lambda t: t.name)
+    for il in range(hp.n_layer):
+        blk = [
+            Tensor(f"blk.{il}.attn_norm.weight", (e,), il),
+            Tensor(f"blk.{il}.attn_q.weight", (e, qd), il),
+            Tensor(f"blk.{il}.attn_k.weight", (e, kvd), il),
+            Tensor(f"blk.{il}.attn_v.weight", (e, vd), il),
+            Tensor(f"blk.{il}.attn_output.weight", (hp.n_head * hp.head_dim_v, e), il),
+            Tensor(f"blk.{il}.ffn_norm.weight", (e,), il),
+        ]
+        if hp.arch == "qwen2":
+            blk += [
+                Tensor(f"blk.{il}.attn_q.bias", (qd,), il),
+                Tensor(f"blk.{il}.attn_k.bias", (kvd,), il),
+                Tensor(f"blk.{il}.attn_v.bias", (vd,), il),
+            ]
+        if hp.arch in ("qwen3", "qwen3moe", "gemma3"):
+            blk += [
+                Tensor(f"blk.{il}.attn_q_norm.weight", (hp.head_dim_k,), il),
+                Tensor(f"blk.{il}.attn_k_norm.weight", (hp.head_dim_k,), il),
+            ]
+        if hp.arch in ("gemma2", "gemma3"):
+            blk += [
+                Tensor(f"blk.{il}.post_attention_norm.weight", (e,), il),
+                Tensor(f"blk.{il}.post_ffw_norm.weight", (e,), il),
+            ]
+        if hp.n_expert > 1:
+            f, n = hp.n_ff_exp, hp.n_expert
+            blk += [
+                Tensor(f"blk.{il}.ffn_gate_inp.weight", (e, n), il),
+                Tensor(f"blk.{il}.ffn_gate_exps.weight", (e, f, n), il),
+                Tensor(f"blk.{il}.ffn_up_exps.weight", (e, f, n), il),
+                Tensor(f"blk.{il}.ffn_down_exps.weight", (f, e, n), il),
+            ]
+        else:
+            blk += [
+                Tensor(f"blk.{il}.ffn_gate.weight", (e, hp.n_ff), il),
+                Tensor(f"blk.{il}.ffn_up.weight", (e, hp.n_ff), il),
+                Tensor(f"blk.{il}.ffn_down.weight", (hp.n_ff, e), il),
+            ]
+        out += sorted(blk, key=lambda t: t.name)
+    return out
+
+
+def _allows_quantization(t: Tensor) -> bool:
+    # src/llama-quant.cpp tensor_allows_quantization: 2-D and 3-D weights, not norms, not the router
+    return (
+        len(t.shape) >= 2
+        and t.name.endswith("weight")
+        and "_norm.weight" not in t.name
+        and "ffn_gate_inp.weight" not in t.name
+    )
+
+
+def _category(name: str) -> str:
+    # src/llama-quant.cpp tensor_get_category (same order of tests)
+    if name == "output.weight":
+        return "output"
+    if name == "token_embd.weight":
+        return "token_embd"
+    for key, cat in (
+        ("attn_qkv.weight", "attn_v"),
+        ("attn_kv_b.weight", "attn_v"),
+        ("attn_v.weight", "attn_v"),
+        ("attn_k.weight", "attn_k"),
+        ("attn_q.weight", "attn_q"),
+        ("attn_output.weight", "attn_output"),
+        ("ffn_up", "ffn_up"),
+        ("ffn_gate", "ffn_gate"),
+        ("ffn_down", "ffn_down"),
+    ):
+        if key in name:
+            return cat
+    return "other"
+
+
+def _use_more_bits(i: int, n: int) -> bool:
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def quant_types(hp: Hparams, quant: str) -> list[Tensor]:
+    """Each tensor with the type a ``llama-quantize <preset>`` file stores it in (no imatrix, no
+    overrides): src/llama-quant.cpp llama_tensor_get_type_impl and tensor_type_fallback."""
+    if quant not in PRESETS:
+        raise EngineError(f"quant {quant!r} is not a preset this model follows ({', '.join(PRESETS)})")
+    default = PRESETS[quant]
+    tensors = _tensors(hp)
+    n_attention_wv = sum(1 for t in tensors if _category(t.name) == "attn_v")
+    n_expert = max(1, hp.n_expert)
+    i_wv = 0
+    i_down = 0
+    out = []
+    for t in tensors:
+        if not _allows_quantization(t):
+            # 1-D tensors (norms, biases) and the router stay as converted: F32
+            out.append(Tensor(t.name, t.shape, t.layer, "f32"))
+            continue
+        if default not in _QUANTIZED:
+            out.append(Tensor(t.name, t.shape, t.layer, default))
+            continue
+        cat = _category(t.name)
+        new = default
+        if cat == "output" or (hp.tied and cat == "token_embd"):
+            if quant == "MXFP4_MOE" or t.shape[0] % _t(new).block_elements:
+                new = "q8_0"
+            elif new != "q8_0":
+                new = "q6_K"
+        elif quant == "MXFP4_MOE":
+            new = "mxfp4" if len(t.shape) > 2 and t.shape[2] > 1 else "q8_0"
+        elif cat == "token_embd":
+            pass
+        elif cat == "attn_v":
+            if quant == "Q2_K":
+                new = "q4_K" if hp.n_gqa >= 4 else "q3_K"
+            elif quant == "Q3_K_M":
+                new = "q5_K" if i_wv < 2 else "q4_K"
+            elif quant == "Q3_K_L" or (quant in ("IQ4_NL", "IQ4_XS") and hp.n_gqa >= 4):
+                new = "q5_K"
+            elif quant in ("Q4_K_M", "Q5_K_M") and _use_more_bits(i_wv, n_attention_wv):
+                new = "q6_K"
+            elif quant == "Q4_K_S" and i_wv < 4:
+                new = "q5_K"
+            if hp.is_70b and new in ("q3_K", "q4_K"):
+                new = "q5_K"
+            if hp.n_expert == 8:
+                new = "q8_0"
+            i_wv += 1
+        elif cat == "attn_k":
+            if hp.n_expert == 8:
+                new = "q8_0"
+        elif cat == "ffn_down":
+            i_layer, n_layer = (t.layer, hp.n_layer) if n_expert > 1 else (i_down, hp.n_layer)
+            if quant == "Q2_K":
+                new = "q3_K"
+            elif quant == "Q3_K_M":
+                new = "q5_K" if i_layer < n_layer // 16 else "q4_K"
+            elif quant == "Q3_K_L":
+                new = "q5_K"
+            elif quant == "Q4_K_M":
+                if _use_more_bits(i_layer, n_layer):
+                    new = "q6_K"
+            elif i_layer < n_layer // 8 and quant in ("IQ4_NL", "IQ4_XS"):
+                new = "q5_K"
+            elif quant == "Q5_K_M" and _use_more_bits(i_layer, n_layer):
+                new = "q6_K"
+            elif quant == "Q4_K_S" and i_layer < n_layer // 8:
+                new = "q5_K"
+            i_down += 1
+        elif cat == "attn_output":
+            if hp.n_expert == 8:
+                if quant in ("Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ4_XS"):
+                    new = "q5_K"
+            elif quant == "Q2_K":
+                new = "q3_K"
+            elif quant == "Q3_K_M":
+                new = "q4_K"
+            elif quant == "Q3_K_L":
+                new = "q5_K"
+        # tensor_type_fallback: a row that is not a whole number of blocks
+        if t.shape[0] % _t(new).block_elements:
+            new = _FALLBACK.get(new, "f16")
+            if t.shape[0] % _t(new).block_elements:
+                new = "f16"
+        out.append(Tensor(t.name, t.shape, t.layer, new))
+    return out
+
+
+def type_counts(tensors: Sequence[Tensor]) -> dict[str, int]:
+    """The "llama_model_loader: - type X: N tensors" lines."""
+    counts: dict[str, int] = {}
+    for t in tensors:
+        counts[t.type] = counts.get(t.type, 0) + 1
+    return counts
+
+
+def _pad(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+# ---------------------------------------------------------------------------------------------
+# The start-up
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    """One device's buffers as llama.cpp prints them."""
+
+    name: str  # "CUDA0", "CPU", "Metal"
+    model_bytes: float
+    kv_bytes: float
+    compute_bytes: float
+    total_bytes: float | None = None  # what the device offers (None for the host)
+    layers: int = 0
+
+    @property
+    def used_bytes(self) -> float:
+        return self.model_bytes + self.kv_bytes + self.compute_bytes
+
+
+@dataclass(frozen=True)
+class LlamaCppStartup:
+    engine: str  # "llama.cpp" or "ollama"
+    version: str
+    gpu: Accelerator
+    quant: str
+    hparams: Hparams
+    tensors: tuple[Tensor, ...]
+    file_bytes: int
+    n_ctx: int
+    n_ctx_seq: int
+    n_parallel: int
+    n_stream: int
+    kv_cells: int
+    swa_cells: int
+    flash_attn: bool
+    cache_type_k: str
+    cache_type_v: str
+    n_gpu_layers: int
+    offloaded_layers: int  # as printed: "offloaded N/M layers to GPU" (M = n_layer + 1)
+    devices: tuple[DeviceMemory, ...]
+    cpu_mapped_bytes: float
+    verdict: str  # "fits", "offloads", "will not start"
+    message: str
+    tokens_per_s: float | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def weights_bytes(self) -> float:
+        return float(self.file_bytes)
+
+    @property
+    def kv_bytes(self) -> float:
+        return sum(d.kv_bytes for d in self.devices)
+
+    @property
+    def compute_bytes(self) -> float:
+        return sum(d.compute_bytes for d in self.devices if d.total_bytes is not None)
+
+    @property
+    def gpu_devices(self) -> tuple[DeviceMemory, ...]:
+        return tuple(d for d in self.devices if d.total_bytes is not None)
+
+    @property
+    def bpw(self) -> float:
+        return self.file_bytes * 8 / sum(t.n_elements for t in self.tensors)
+
+    def type_counts(self) -> dict[str, int]:
+        return type_counts(self.tensors)
+
+    def ledger(self, device: int = 0) -> Ledger:
+        """The first GPU's (or ``device``'s) memory term by term."""
+        gpus = self.gpu_devices
+        if not gpus:
+            raise EngineError("no GPU holds anything: every layer is on the CPU")
+        d = gpus[device]
+        src = self.version
+        name = "Ollama" if self.engine == "ollama" else "llama.cpp"
+        terms = (
+            Term(
+                "weights",
+                f"Model buffer ({d.name})",
+                d.model_bytes,
+                f"the {d.layers} layers on {d.name}, each tensor in its {self.quant} type",
+                f"{LLAMACPP_SOURCE}: src/llama-model.cpp load_tensors; src/llama-quant.cpp;"
+                " ggml/src/ggml-common.h",
+            ),
+            Term(
+                "kv_cache",
+                f"KV cache ({d.name})",
+                d.kv_bytes,
+                f"K ({self.cache_type_k}) and V ({self.cache_type_v}) for {self.kv_cells} cells"
+                f" × {self.n_stream} "
+                "stream(s) per layer on this device"
+                + (f", {self.swa_cells} cells on sliding-window layers" if self.swa_cells else ""),
+                f"{LLAMACPP_SOURCE}: src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.cpp,"
+                " src/llama-context.cpp",
+            ),
+            Term(
+                "activations",
+                f"Compute buffer ({d.name}, estimate)",
+                d.compute_bytes,
+                "the reserve graph's largest set of live tensors for one micro-batch: an estimate, "
+                "not the allocator's own sum",
+                f"{LLAMACPP_SOURCE}: src/llama-context.cpp graph_reserve",
+            ),
+        )
+        return Ledger(
+            engine=self.engine,
+            version=src if self.engine == "llama.cpp" else f"{OLLAMA_VERSION} (llama.cpp {LLAMACPP_VERSION})",
+            device=self.gpu.id,
+            total_bytes=float(d.total_bytes or 0),
+            terms=terms,
+            verdict=self.verdict,
+            message=f"{name}: {self.message}",
+        )
+
+
+def _kv_layer_bytes(
+    hp: Hparams, il: int, cells: int, n_stream: int, tk: str, tv: str, v_trans: bool
+) -> tuple[int, int]:
+    k = _t(tk).row_bytes(hp.n_head_kv * hp.head_dim_k) * cells * n_stream
+    v = _t(tv).row_bytes(hp.n_head_kv * hp.head_dim_v) * cells * n_stream
+    return k, v
+
+
+def _compute_estimate(hp: Hparams, n_ubatch: int, n_kv: int, flash_attn: bool, with_output: bool) -> int:
+    """The reserve graph's peak of live f32 tensors for ``n_ubatch`` tokens (all outputs), one
+    device holding every layer: the larger of the output step (logits + the normed hidden
+    state), the feed-forward step (gate, up and their product beside the residual stream) and,
+    without flash attention, the attention scores (KQ for every head over the padded cache, the
+    mask, Q/K/V)."""
+    f32 = 4
+    u = n_ubatch
+    e = hp.n_embd
+    output = (hp.n_vocab * u + e * u) * f32 if with_output else 0
+    ff = hp.n_ff_exp * max(1, hp.n_expert_used) if hp.n_expert > 1 else hp.n_ff
+    ffn = (3 * ff * u + 2 * e * u) * f32
+    attn = 0
+    if not flash_attn:
+        attn = (hp.n_head * n_kv * u + n_kv * u + 3 * e * u) * f32
+    return max(output, ffn, attn)
+
+
+def _float32(x: float) -> float:
+    import struct
+
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def llamacpp_startup(
+    config: Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    quant: str = "Q4_K_M",
+    n_ctx: int,
+    n_gpu_layers: int = -1,
+    n_parallel: int = 1,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+    flash_attn: bool | None = None,
+    n_cpu_moe: int = 0,
+    tensor_split: Sequence[float] | None = None,
+    n_batch: int = 2048,
+    n_ubatch: int = 512,
+    total_bytes: float | None = None,
+    kv_unified: bool = False,
+    n_gpus: int = 1,
+    override_tensors: Sequence[tuple[str, str]] = (),
+    fit: bool = True,
+    engine: str = "llama.cpp",
+) -> LlamaCppStartup:
+    """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
+
+    ``n_ctx`` 0 means the model's trained context. ``n_gpu_layers`` -1 is llama.cpp's default:
+    every layer, then (``fit``, on by default in this build: common/common.h ``fit_params``) as
+    many layers as leave a 1 GiB margin on the device. ``tensor_split`` (one weight per GPU) or
+    ``n_gpus`` equal GPUs. ``override_tensors``: ``-ot`` pairs (regex, "CPU").
+    """
+    acc = resolve_gpu(gpu)
+    hp = model_hparams(config)
+    for name, value in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v)):
+        if value not in KV_TYPES:
+            raise EngineError(f"{name} {value!r} is not a KV type llama.cpp accepts ({', '.join(KV_TYPES)})")
+    for name, value in (
+        ("n_ctx", n_ctx),
+        ("n_parallel", n_parallel),
+        ("n_batch", n_batch),
+        ("n_ubatch", n_ubatch),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "n_ctx" else 1):
+            raise EngineError(f"{name} must be a whole number ≥ {0 if name == 'n_ctx' else 1}")
+    if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
+        raise EngineError("n_gpu_layers must be -1 (all) or a whole number ≥ 0")
+    if not isinstance(n_cpu_moe, int) or n_cpu_moe < 0:
+        raise EngineError("n_cpu_moe must be a whole number ≥ 0")
+    if n_cpu_moe and hp.n_expert <= 1:
+        raise EngineError("n_cpu_moe applies to a mixture-of-experts model; this one has no experts")
+    if tensor_split is not None:
+        if not tensor_split or any((not isinstance(x, (int, float))) or x < 0 for x in tensor_split):
+            raise EngineError("tensor_split needs one non-negative weight per GPU")
+        n_gpus = len(tensor_split)
+    if not isinstance(n_gpus, int) or n_gpus < 1:
+        raise EngineError("n_gpus must be a whole number ≥ 1")
+    fa = True if flash_attn is None else bool(flash_attn)
+    if cache_type_v not in ("f32", "f16", "bf16") and not fa:
+        # src/llama-context.cpp llama_init_from_model: "V cache quantization requires flash_attn"
+        raise EngineError("cache_type_v: a quantized V cache requires flash attention (flash_attn=True)")
+
+    dev_total = (
+        float(total_bytes)
+        if total_bytes is not None
+        else float(reported_memory_bytes(acc) or acc.memory_bytes or 0)
+    )
+    if dev_total <= 0:
+        raise EngineError(f"gpu {acc.id!r} has no memory capacity in the catalog: give total_bytes")
+    is_metal = acc.vendor == "Apple"
+
+    tensors = quant_types(hp, quant)
+    file_bytes = sum(t.nbytes for t in tensors)
+
+    # n_ctx, streams, batch (src/llama-context.cpp)
+    ctx = n_ctx or hp.n_ctx_train
+    if ctx <= 0:
+        raise EngineError("n_ctx is 0 and the config gives no trained context: give n_ctx")
+    ctx = _pad(ctx, N_CTX_PAD)
+    if kv_unified:
+        n_ctx_seq = ctx
+    else:
+        n_ctx_seq = _pad(ctx // n_parallel, N_CTX_PAD)
+        ctx = n_ctx_seq * n_parallel
+    n_stream = 1 if kv_unified else n_parallel
+    nb = min(ctx, n_batch)
+    nu = min(nb, n_ubatch)
+    swa_cells = 0
+    if hp.swa_layers:
+        swa_cells = _pad(min(n_ctx_seq, hp.n_swa * (n_parallel if kv_unified else 1) + nu), 256)
+
+    def build(ngl: int) -> tuple[list[DeviceMemory], float, int]:
+        n_layer = hp.n_layer
+        ngl_eff = n_layer + 1 if ngl < 0 else ngl
+        i_gpu_start = max(n_layer - ngl_eff, 0)
+        act = min(ngl_eff, n_layer + 1)
+        weights = list(tensor_split) if tensor_split is not None else [1.0] * n_gpus
+        total = sum(weights) or 1.0
+        splits = []
+        acc_sum = 0.0
+        for w in weights:
+            acc_sum += w
+            splits.append(_float32(_float32(acc_sum) / _float32(total)))
+
+        def dev_of(il: int) -> int:  # -1 = CPU
+            if il < i_gpu_start or (il - i_gpu_start) >= act:
+                return -1
+            x = _float32(float(il - i_gpu_start) / act)
+            for i, s in enumerate(splits):
+                if x < s:
+                    return i
+            return len(splits) - 1
+
+        patterns = [(re.compile(p), d) for p, d in override_tensors]
+        model = [0.0] * n_gpus
+        layers = [0] * n_gpus
+        cpu_idx: list[int] = []
+        offsets = []
+        off = 0
+        for t in tensors:
+            off = _pad(off, GGUF_ALIGNMENT)
+            offsets.append((off, off + t.nbytes))
+            off += t.nbytes
+        for i, t in enumerate(tensors):
+            if t.layer == -1:
+                d = -1
+            elif t.layer == -2:
+                d = dev_of(n_layer)
+            else:
+                d = dev_of(t.layer)
+            if t.is_expert and t.layer < n_cpu_moe:
+                d = -1  # common/arg.cpp --n-cpu-moe: blk.N.ffn_(up|down|gate)_exps on the CPU
+            for pat, where in patterns:
+                if pat.search(t.name):
+                    d = -1 if where.upper().startswith("CPU") else d
+                    break
+            if d < 0:
+                cpu_idx.append(i)
+            else:
+                size = t.nbytes
+                if t.type in _QUANTIZED and t.shape[0] % CUDA_MATRIX_ROW_PADDING and not is_metal:
+                    size += _t(t.type).row_bytes(
+                        CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING
+                    )
+                model[d] += _pad(size, CUDA_ALIGNMENT)
+        if hp.tied:
+            # the output reuses token_embd, duplicated onto the output layer's device
+            d = dev_of(n_layer)
+            emb = next(t for t in tensors if t.name == "token_embd.weight")
+            if d >= 0:
+                model[d] += _pad(emb.nbytes, CUDA_ALIGNMENT)
+        for il in range(n_layer):
+            d = dev_of(il)
+            if d >= 0:
+                layers[d] += 1
+        if dev_of(n_layer) >= 0:
+            layers[dev_of(n_layer)] += 1
+        cpu_mapped = 0.0
+        if cpu_idx:
+            cpu_mapped = offsets[cpu_idx[-1]][1] - offsets[cpu_idx[0]][0]
+        # KV cache per device (offload_kqv on: each layer's cache on its layer's device)
+        kv = [0.0] * n_gpus
+        kv_cpu = 0.0
+        for il in range(n_layer):
+            cells = swa_cells if hp.is_swa(il) else n_ctx_seq
+            k, v = _kv_layer_bytes(hp, il, cells, n_stream, cache_type_k, cache_type_v, not fa)
+            d = dev_of(il)
+            if d >= 0:
+                kv[d] += k + v
+            else:
+                kv_cpu += k + v
+        full = all(dev_of(il) >= 0 for il in range(n_layer + 1))
+        devs = []
+        for g in range(n_gpus):
+            comp = 0.0
+            if layers[g]:
+                last = g == dev_of(n_layer)
+                comp = _compute_estimate(hp, nu, n_ctx_seq, fa, with_output=last or not full)
+            name = "Metal" if is_metal else f"CUDA{g}"
+            devs.append(DeviceMemory(name, model[g], kv[g], comp, dev_total, layers[g]))
+        host_layers = sum(1 for il in range(n_layer + 1) if dev_of(il) < 0)
+        devs.append(DeviceMemory("CPU", cpu_mapped, kv_cpu, 0.0, None, host_layers))
+        offloaded = sum(layers)
+        return devs, cpu_mapped, offloaded
+
+    n_layers_max = hp.n_layer + 1
+    ngl = n_gpu_layers
+    notes: list[str] = []
+    devs, cpu_mapped, offloaded = build(ngl)
+    over = any(d.used_bytes > dev_total for d in devs if d.total_bytes is not None)
+    if (
+        ngl == -1
+        and fit
+        and any(d.used_bytes > dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None)
+    ):
+        # src/llama.cpp llama_params_fit_impl: fewer layers until every device keeps its margin
+        for n in range(n_layers_max - 1, -1, -1):
+            devs, cpu_mapped, offloaded = build(n)
+            if all(d.used_bytes <= dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None):
+                ngl = n
+                notes.append(f"--fit: {n} of {n_layers_max} layers keep a 1 GiB margin on each GPU")
+                break
+        over = any(d.used_bytes > dev_total for d in devs if d.total_bytes is not None)
+    if over:
+        worst = max((d for d in devs if d.total_bytes is not None), key=lambda d: d.used_bytes)
+        verdict = "will not start"
+        message = (
+            f"{worst.name} needs {worst.used_bytes / GiB:.2f} GiB (model {worst.model_bytes / MiB:.0f} MiB, "
+            f"KV {worst.kv_bytes / MiB:.0f} MiB, compute {worst.compute_bytes / MiB:.0f} MiB) of "
+            f"{dev_total / GiB:.2f} GiB: cudaMalloc fails (fewer layers with -ngl, a smaller -c,"
+            " or a quantized KV cache)"
+        )
+    elif offloaded < n_layers_max:
+        verdict = "offloads"
+        message = (
+            f"offloads {offloaded}/{n_layers_max} layers to the GPU; "
+            f"{n_layers_max - offloaded} stay on the CPU"
+        )
+    else:
+        verdict = "fits"
+        message = f"all {n_layers_max} layers on the GPU" + ("s" if n_gpus > 1 else "")
+    tps = None
+    if verdict != "will not start":
+        tps = _decode_tokens_per_s(acc, devs, is_metal)
+        if tps is not None and verdict == "offloads":
+            message += f"; decode about {tps:.0f} tokens/s, bound by reading both sides' weights"
+    return LlamaCppStartup(
+        engine=engine,
+        version=LLAMACPP_VERSION,
+        gpu=acc,
+        quant=quant,
+        hparams=hp,
+        tensors=tuple(tensors),
+        file_bytes=file_bytes,
+        n_ctx=ctx,
+        n_ctx_seq=n_ctx_seq,
+        n_parallel=n_parallel,
+        n_stream=n_stream,
+        kv_cells=n_ctx_seq,
+        swa_cells=swa_cells,
+        flash_attn=fa,
+        cache_type_k=cache_type_k,
+        cache_type_v=cache_type_v,
+        n_gpu_layers=ngl,
+        offloaded_layers=offloaded,
+        devices=tuple(devs),
+        cpu_mapped_bytes=cpu_mapped,
+        verdict=verdict,
+        message=message,
+        tokens_per_s=tps,
+        notes=tuple(notes),
+    )
+
+
+def _decode_tokens_per_s(acc: Accelerator, devs: Sequence[DeviceMemory], is_metal: bool) -> float | None:
+    """One token reads every weight once: the GPU's share at its bandwidth, the host's share at the
+    host's (the catalog's DDR5 host row, when a layer stays on the CPU)."""
+    from simulators.hardware import get_accelerator
+
+    gpu_bytes = sum(d.model_bytes + d.kv_bytes for d in devs if d.total_bytes is not None)
+    cpu_bytes = sum(d.model_bytes + d.kv_bytes for d in devs if d.total_bytes is None)
+    gpu_bw = acc.memory_bandwidth_bytes_per_s
+    t = gpu_bytes / gpu_bw
+    if cpu_bytes and not is_metal:
+        host = _host_row()
+        if host is None:
+            return None
+        t += cpu_bytes / get_accelerator(host).memory_bandwidth_bytes_per_s
+    elif cpu_bytes:
+        t += cpu_bytes / gpu_bw  # a Mac's CPU reads the same unified memory
+    return 1.0 / t if t > 0 else None
+
+
+@cache
+def _host_row() -> str | None:
+    from simulators.hardware import load_catalog
+
+    for row in load_catalog():
+        if row.kind == "cpu" and "DDR5" in row.memory_type:
+            return row.id
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Ollama: its defaults and its offload decision
+# ---------------------------------------------------------------------------------------------
+
+
+def ollama_default_ctx(total_vram_bytes: float) -> int:
+    """server/routes.go (Ollama v0.15.5): 262144 tokens from 47 GiB of VRAM, 32768 from 23 GiB,
+    else 4096."""
+    if total_vram_bytes >= 47 * GiB:
+        return 262144
+    if total_vram_bytes >= 23 * GiB:
+        return 32768
+    return 4096
+
+
+def ollama_startup(
+    config: Mapping[str, Any],
+    gpu: str | Accelerator,
+    *,
+    quant: str = "Q4_K_M",
+    num_ctx: int | None = None,
+    num_parallel: int = 1,
+    kv_cache_type: str = "",
+    flash_attention: bool = False,
+    total_bytes: float | None = None,
+) -> LlamaCppStartup:
+    """What Ollama asks llama.cpp for, and how many layers its scheduler puts on the GPU.
+
+    Defaults (envconfig/config.go, server/routes.go): context 4k/32k/256k by VRAM, one parallel
+    slot (OLLAMA_NUM_PARALLEL=1), OLLAMA_FLASH_ATTENTION off, OLLAMA_KV_CACHE_TYPE empty (f16; a
+    quantized type only with flash attention, llm/server.go). The KV size is num_ctx × parallel
+    (llm/server.go ``KvSize: opts.NumCtx * numParallel``). Layers: llm/server.go greedyFit fills
+    the GPU from the last layer (the output layer first) with each layer's weights and cache,
+    after reserving DeviceInfo.MinimumMemory (457 MiB CUDA, 512 MiB Metal) and the graph; when
+    not every layer fits it drops the output layer and tries again (assignLayers).
+    """
+    acc = resolve_gpu(gpu)
+    total = (
+        float(total_bytes)
+        if total_bytes is not None
+        else float(reported_memory_bytes(acc) or acc.memory_bytes or 0)
+    )
+    ctx = num_ctx if num_ctx is not None else ollama_default_ctx(total)
+    kvt = kv_cache_type.lower() or "f16"
+    if kvt not in ("f16", "q8_0", "q4_0"):
+        raise EngineError(f"kv_cache_type {kv_cache_type!r} is not one Ollama accepts (f16, q8_0, q4_0)")
+    if kvt != "f16" and not flash_attention:
+        kvt = "f16"  # llm/server.go: "quantized kv cache requested but flash attention disabled"
+    kw = dict(
+        quant=quant,
+        n_ctx=ctx * num_parallel,
+        n_parallel=num_parallel,
+        cache_type_k=kvt,
+        cache_type_v=kvt,
+        flash_attn=flash_attention,
+        total_bytes=total,
+        kv_unified=False,
+        fit=False,
+        engine="ollama",
+    )
+    full = llamacpp_startup(config, acc, n_gpu_layers=-1, **kw)
+    hp = full.hparams
+    n_layers = hp.n_layer + 1
+    gpu_dev = full.gpu_devices[0]
+    # per-layer sizes (weights + cache) as Ollama's layout sees them
+    per_layer = [0.0] * n_layers
+    for t in full.tensors:
+        if t.layer >= 0:
+            per_layer[t.layer] += t.nbytes
+        elif t.layer == -2:
+            per_layer[-1] += t.nbytes
+    if hp.tied:
+        per_layer[-1] += next(t.nbytes for t in full.tensors if t.name == "token_embd.weight")
+    per_layer_kv = full.kv_bytes / hp.n_layer
+    for il in range(hp.n_layer):
+        per_layer[il] += per_layer_kv
+    minimum = OLLAMA_MIN_MEMORY_METAL if acc.vendor == "Apple" else OLLAMA_MIN_MEMORY_CUDA
+    free = max(0.0, total - minimum - gpu_dev.compute_bytes)
+    layers = list(per_layer)
+    count = 0
+    for _ in range(2):
+        space = free
+        count = 0
+        for size in reversed(layers):
+            if size > space:
+                break
+            space -= size
+            count += 1
+        if count == len(layers):
+            break
+        layers = layers[:-1]
+    return llamacpp_startup(config, acc, n_gpu_layers=count, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Logs
+# ---------------------------------------------------------------------------------------------
+
+_UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+_RE_BUILD = re.compile(r"build:\s*(\d+)\s*\(([0-9a-f]+)\)")
+_RE_OLLAMA_VER = re.compile(r'version[=:]\s*"?v?(\d+\.\d+\.\d+[\w.-]*)')
+_RE_MODEL_BUF = re.compile(
+    r"(?:load_tensors|llm_load_tensors):\s+(\S+?)(?: model)? buffer size\s*=\s*([\d.]+) MiB"
+)
+_RE_KV_BUF = re.compile(
+    r"(?:llama_kv_cache\w*|llama_kv_cache_init|llama_kv_cache_unified):"
+    r"\s+(\S+) KV buffer size\s*=\s*([\d.]+) MiB"
+)
+_RE_KV_SIZE = re.compile(
+    r"llama_kv_cache\w*:\s+size\s*=\s*([\d.]+) MiB\s*\(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) seqs\),"
+    r"\s*K \((\w+)\):\s*([\d.]+) MiB,\s*V \((\w+)\):\s*([\d.]+) MiB"
+)
+_RE_KV_SELF = re.compile(
+    r"KV self size\s*=\s*([\d.]+) MiB,\s*K \((\w+)\):\s*([\d.]+) MiB,\s*V \((\w+)\):\s*([\d.]+) MiB"
+)
+_RE_COMPUTE = re.compile(
+    r"(?:llama_context|llama_new_context_with_model|llama_init_from_model|graph_reserve|sched_reserve):"
+    r"\s+(\S+) compute buffer size\s*=\s*([\d.]+) MiB"
+)
+_RE_OFFLOAD = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_RE_NCTX = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+n_ctx\s*=\s*(\d+)")
+_RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
+_RE_FILE_SIZE = re.compile(r"file size\s*=\s*([\d.]+) (GiB|MiB)\s*\(([\d.]+) BPW\)")
+_RE_FILE_TYPE = re.compile(r"file type\s*=\s*(\S+)")
+_RE_TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
+_RE_KV_META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s+(.*)$")
+_RE_TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
+_RE_SWA_CELLS = re.compile(r"creating\s+SWA KV cache, size = (\d+) cells")
+_RE_OLLAMA_WEIGHTS = re.compile(r'msg="model weights" device=(\S+) size="([\d.]+) (\w+)"')
+_RE_OLLAMA_KV = re.compile(r'msg="kv cache" device=(\S+) size="([\d.]+) (\w+)"')
+_RE_OLLAMA_GRAPH = re.compile(r'msg="compute graph" device=(\S+) size="([\d.]+) (\w+)"')
+_RE_OLLAMA_TOTAL = re.compile(r'msg="total memory" size="([\d.]+) (\w+)"')
+_RE_OLLAMA_OFFLOAD = re.compile(
+    r'msg="?offload(?: to \w+)?"?(?: library=\w+)? layers\.requested=(-?\d+)'
+    r" layers\.model=(\d+) layers\.offload=(\d+)"
+)
+_RE_OLLAMA_REQ = re.compile(
+    r"memory\.(required\.full|required\.partial|required\.kv|graph\.full|graph\.partial|weights\.total)"
+    r'="([\d.]+) (\w+)"'
+)
+_RE_WORKING_SET = re.compile(r"recommendedMaxWorkingSetSize\s*=\s*([\d.]+) MB")
+
+
+def _gguf_value(kind: str, raw: str) -> Any:
+    raw = raw.strip()
+    m = re.match(r"arr\[\w+,\s*(\d+)\]", kind)
+    if kind.startswith("arr"):
+        m2 = re.match(r"arr\[\w+,(\d+)\]", kind)
+        return int(m2.group(1)) if m2 else (int(m.group(1)) if m else None)
+    if kind in ("u32", "i32", "u64", "i64", "u16", "i16", "u8", "i8"):
+        try:
+            return int(raw)
+        except ValueError:
+            return None
+    if kind in ("f32", "f64"):
+        try:
+            return float(raw)
+        except ValueError:
+            return None
+    if kind == "bool":
+        return raw == "true"
+    return raw
+
+
+def _strip(text: str) -> str:
+    # ANSI colours and timestamps some front ends add
+    return re.sub(r"\x1b\[[0-9;]*m|\[[0-9;]*m", "", text)
+
+
+def parse_llamacpp_log(text: str) -> dict[str, Any]:
+    """Every memory figure of a llama.cpp (or Ollama) start-up log, in bytes.
+
+    Keys: ``engine``, ``version``, ``model_buffers`` {device: bytes}, ``kv_buffers`` {device:
+    bytes}, ``kv_bytes``, ``kv_cells``, ``kv_layers``, ``kv_types``, ``compute_buffers``
+    {device: bytes}, ``offloaded_layers``/``total_layers``, ``n_ctx``, ``file_bytes``, ``bpw``,
+    ``file_type``, ``type_counts``, ``metadata`` (the GGUF keys printed), ``tensor_count``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise LogError("the log is empty: paste the lines llama.cpp printed as it started")
+    text = _strip(text)
+    out: dict[str, Any] = {"engine": "llama.cpp", "version": None}
+    if re.search(r"level=\w+ source=\S+\.go:\d+", text):
+        out["engine"] = "ollama"
+        m = _RE_OLLAMA_VER.search(text)
+        out["version"] = m.group(1) if m else None
+    m = _RE_BUILD.search(text)
+    if m:
+        out["build"] = f"b{m.group(1)} ({m.group(2)})"
+        if out["engine"] == "llama.cpp":
+            out["version"] = out["build"]
+    model: dict[str, float] = {}
+    for dev, mib in _RE_MODEL_BUF.findall(text):
+        model[dev] = model.get(dev, 0.0) + float(mib) * MiB
+    kvb: dict[str, float] = {}
+    for dev, mib in _RE_KV_BUF.findall(text):
+        kvb[dev] = kvb.get(dev, 0.0) + float(mib) * MiB
+    comp: dict[str, float] = {}
+    for dev, mib in _RE_COMPUTE.findall(text):
+        comp[dev] = float(mib) * MiB  # the last reserve wins
+    if model:
+        out["model_buffers"] = model
+    if kvb:
+        out["kv_buffers"] = kvb
+    if comp:
+        out["compute_buffers"] = comp
+    sizes = _RE_KV_SIZE.findall(text)
+    if sizes:
+        out["kv_bytes"] = sum(float(s[0]) for s in sizes) * MiB
+        out["kv_cells"] = [int(s[1]) for s in sizes]
+        out["kv_layers"] = [int(s[2]) for s in sizes]
+        out["kv_seqs"] = [(int(s[3]), int(s[4])) for s in sizes]
+        out["kv_types"] = (sizes[0][5], sizes[0][7])
+    else:
+        ks = _RE_KV_SELF.search(text)
+        if ks:
+            out["kv_bytes"] = float(ks.group(1)) * MiB
+            out["kv_types"] = (ks.group(2), ks.group(4))
+    if "kv_bytes" not in out and kvb:
+        out["kv_bytes"] = sum(kvb.values())
+    swa = _RE_SWA_CELLS.findall(text)
+    if swa:
+        out["swa_cells"] = int(swa[-1])
+    m = _RE_OFFLOAD.search(text)
+    if m:
+        out["offloaded_layers"], out["total_layers"] = int(m.group(1)), int(m.group(2))
+    nctx = _RE_NCTX.findall(text)
+    if nctx:
+        out["n_ctx"] = int(nctx[-1])
+    m = _RE_NCTX_SEQ.search(text)
+    if m:
+        out["n_ctx_seq"] = int(m.group(1))
+    m = _RE_FILE_SIZE.search(text)
+    if m:
+        out["file_bytes"] = float(m.group(1)) * _UNIT[m.group(2)]
+        out["bpw"] = float(m.group(3))
+    m = _RE_FILE_TYPE.search(text)
+    if m:
+        out["file_type"] = m.group(1)
+    counts = {t: int(n) for t, n in _RE_TYPE_COUNT.findall(text)}
+    if counts:
+        out["type_counts"] = counts
+    meta: dict[str, Any] = {}
+    for line in text.splitlines():
+        mm = _RE_KV_META.search(line)
+        if mm:
+            meta[mm.group(1)] = _gguf_value(mm.group(2), mm.group(3))
+    m = _RE_TENSORS.search(text)
+    if m:
+        out["tensor_count"] = int(m.group(1))
+    if meta:
+        out["metadata"] = meta
+    for key, rx in (
+        ("ollama_weights", _RE_OLLAMA_WEIGHTS),
+        ("ollama_kv", _RE_OLLAMA_KV),
+        ("ollama_graph", _RE_OLLAMA_GRAPH),
+    ):
+        found = {}
+        for dev, val, unit in rx.findall(text):
+            found[dev] = found.get(dev, 0.0) + float(val) * _UNIT.get(unit, 1)
+        if found:
+            out[key] = found
+    m = _RE_OLLAMA_OFFLOAD.search(text)
+    if m:
+        out["ollama_layers_requested"] = int(m.group(1))
+        out["ollama_layers_model"] = int(m.group(2))
+        out["ollama_layers_offload"] = int(m.group(3))
+        tail = text[m.start() : text.find("\n", m.start()) if "\n" in text[m.start() :] else len(text)]
+        out["ollama_estimate"] = {k: float(v) * _UNIT.get(u, 1) for k, v, u in _RE_OLLAMA_REQ.findall(tail)}
+    m = _RE_WORKING_SET.search(text)
+    if m:
+        out["metal_working_set_bytes"] = float(m.group(1)) * 1e6
+    figures = (
+        "model_buffers",
+        "kv_bytes",
+        "compute_buffers",
+        "ollama_weights",
+        "ollama_layers_offload",
+        "offloaded_layers",
+        "file_bytes",
+        "type_counts",
+        "tensor_count",
+        "metadata",
+    )
+    if not any(k in out for k in figures):
+        raise LogError(
+            "This looks like llama.cpp or Ollama output, but it has none of the memory lines "
+            "(model buffer size, KV buffer size, compute buffer size): paste the whole start-up."
+        )
+    return out
+
+
+def log_config(parsed: Mapping[str, Any]) -> dict[str, Any]:
+    """The GGUF metadata a parsed log printed, with its tensor count, as ``llamacpp_startup`` takes it."""
+    meta = dict(parsed.get("metadata") or {})
+    if not meta:
+        raise EngineError("the log prints no GGUF metadata (llama_model_loader: - kv lines)")
+    if "tensor_count" in parsed:
+        meta["tensor_count"] = parsed["tensor_count"]
+    return meta
+
+
+def preset_of(parsed: Mapping[str, Any]) -> str | None:
+    """The quantization preset a log's general.file_type names, when this module follows it."""
+    ft = (parsed.get("metadata") or {}).get("general.file_type")
+    return FILE_TYPES.get(ft) if isinstance(ft, int) else None
