@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -443,3 +444,113 @@ def test_gated_delta_net_state_is_float32(preset, tp, printed):
     p = _preset(preset)
     _, block, _ = engines.kv_layer_specs(p.spec, p.config, tp=tp, kv_bytes=2, dtype_bytes=2)
     assert block == printed
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 30 items 2 and 4: every memory line of 0.6 to the latest, settings, versions
+# ---------------------------------------------------------------------------------------------
+
+V0_LOG = """INFO 04-12 08:20:58 [api_server.py:1034] vLLM API server version 0.8.4
+INFO 04-12 08:21:01 [model_runner.py:1110] Loading model weights took 21.2130 GB
+(VllmWorkerProcess pid=507) INFO 04-12 08:21:19 [worker.py:267] the current vLLM instance can use total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB
+(VllmWorkerProcess pid=507) INFO 04-12 08:21:19 [worker.py:267] model weights take 21.21GiB; non_torch_memory takes 0.20GiB; PyTorch activation peak memory takes 0.37GiB; the rest of the memory reserved for KV Cache is 1.57GiB.
+"""  # noqa: E501 — lines from https://github.com/vllm-project/vllm/pull/14447 (a 0.8.4 V0 start-up)
+V064_LOG = "INFO 11-20 10:00:00 worker.py:232] Memory profiling results: total_gpu_memory=79.11GiB initial_memory_usage=16.45GiB peak_torch_memory=17.72GiB memory_usage_post_profile=16.68GiB non_torch_memory=0.21GiB kv_cache_size=53.27GiB gpu_memory_utilization=0.90"  # noqa: E501 — the line as vLLM 0.6.4's worker.py words it
+
+
+def test_v0_lines_and_gb_read_as_gib():
+    """V0's total_gpu_memory / KV lines are read; its "GB" is GiB (model_runner.py divides by
+    2**30), so 21.2130 "GB" of weights is 21.2130 GiB, not 19.76."""
+    parsed = parse_vllm_log(V0_LOG)
+    assert parsed["total_bytes"] == pytest.approx(23.58 * GiB)
+    assert parsed["gpu_memory_utilization"] == 0.99
+    assert parsed["requested_bytes"] == pytest.approx(23.35 * GiB)
+    assert parsed["kv_bytes"] == pytest.approx(1.57 * GiB)
+    assert parsed["non_torch_bytes"] == pytest.approx(0.20 * GiB)
+    assert parsed["version"] == "0.8.4"
+    parsed = parse_vllm_log("Loading model weights took 12.5523 GB\n" + V064_LOG)
+    assert parsed["weights_bytes"] == pytest.approx(12.5523 * GiB)
+    assert parsed["total_bytes"] == pytest.approx(79.11 * GiB)
+    assert parsed["kv_bytes"] == pytest.approx(53.27 * GiB)
+    assert parsed["gpu_memory_utilization"] == 0.90
+
+
+def _planner_row(needle: str) -> dict:
+    return next(r for r in STARTUPS if needle in r["id"])
+
+
+def test_a_log_gives_its_settings_and_an_exact_match_has_no_mismatch():
+    """"Use this log's settings": context, TP, utilisation, the device total, eager, version come
+    from the log; the page set from them reports no mismatch, and the prediction matches."""
+    row = _planner_row("planner-codellama-codellama-7b-h-tp1pp1dp1-8192")
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    settings = engines.log_settings(parsed)
+    assert settings["max_model_len"] == 8192 and settings["tp"] == 1
+    assert settings["gpu_memory_utilization"] == 0.95 and settings["enforce_eager"] is False
+    assert settings["total_bytes"] == pytest.approx(79.19 * GiB) and settings["version"] == "0.19.0"
+    assert engines.log_mismatches(parsed, settings) == []
+    page = dict(settings, max_model_len=4096, gpu_memory_utilization=0.9, version="0.19")
+    said = engines.log_mismatches(parsed, page)
+    assert any("context" in m and "8192" in m for m in said)
+    assert any("gpu_memory_utilization" in m for m in said)
+
+
+@pytest.mark.parametrize(("version", "family"), [("0.19.0", "0.19"), ("0.20.2", "0.19"), ("0.27.1", "0.21+")])
+def test_versions_map_to_their_ledgers(version, family):
+    assert engines.vllm_family(version) == family
+
+
+@pytest.mark.parametrize("version", ["0.6.4", "0.8.5.post1", "0.13.0"])
+def test_an_unmodelled_version_is_refused_with_the_reason(version):
+    with pytest.raises(EngineError, match=f"vLLM {re.escape(version)}: .*modelled: 0.19"):
+        engines.vllm_family(version)
+    with pytest.raises(EngineError, match=r"not modelled|differs"):
+        vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=8192, version=version)
+    said = engines.log_mismatches({"version": version}, {"version": "0.19"})
+    assert said and version in said[0]
+
+
+def test_from_021_the_graph_estimate_comes_out_of_the_kv_budget():
+    """vllm/v1/worker/gpu_worker.py from 0.21: available KV = requested − non-KV − the graphs'
+    estimate, so the pool is smaller by the graphs and nothing is captured beyond the request."""
+    config = _preset("llama-3.1-8b").config
+    old = vllm_startup(config, "h100-sxm", max_model_len=8192)
+    new = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.27.1")
+    assert new.kv_bytes == pytest.approx(old.kv_bytes - old.cuda_graph_bytes)
+    assert new.headroom_bytes == pytest.approx(new.total_bytes - new.requested_bytes)
+    assert new.ledger().version.startswith("0.21+")
+    eager = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.27.1", enforce_eager=True)
+    assert eager.kv_bytes == pytest.approx(old.kv_bytes)
+
+
+def test_measured_ranges_are_those_of_the_real_startups():
+    """The ranges the ledger carries for its measured terms are recomputed from the logs."""
+    rows = [r for r in STARTUPS + CALIBRATION if str(r.get("vllm_version", "")).startswith("0.19")]
+
+    def span(values):
+        return (min(values), max(values), len(values))
+
+    graphs = [r["cuda_graph_gib"] for r in rows if r.get("cuda_graph_gib") is not None]
+    tp1 = [
+        r["non_torch_gib"]
+        for r in rows
+        if r.get("non_torch_gib") is not None and (r.get("tp") or 1) == 1 and (r.get("pp") or 1) == 1
+    ]
+    tpn = [r["non_torch_gib"] for r in rows if r.get("non_torch_gib") is not None and (r.get("tp") or 1) > 1]
+    assert {
+        "non_torch_tp1": span(tp1),
+        "non_torch_tpn": span(tpn),
+        "cuda_graphs": span(graphs),
+    } == engines.MEASURED_RANGES_GIB
+
+
+def test_measured_terms_carry_their_range_and_a_near_line_verdict_is_tight():
+    config = _preset("llama-3.1-8b").config
+    s = vllm_startup(config, "h100-sxm", max_model_len=8192, tp=2)
+    ledger = s.ledger()
+    graphs, non_torch = ledger.get("cuda_graphs"), ledger.get("overhead")
+    assert graphs.kind == "measured" and graphs.low < graphs.bytes < graphs.high
+    assert non_torch.kind == "measured" and non_torch.low <= non_torch.bytes <= non_torch.high
+    # utilisation 0.985: the 1.10 GiB of graphs fit the 1.19 GiB left, but not the range's 1.85
+    near = vllm_startup(config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.985)
+    assert near.verdict == "fits" and near.ledger().tight

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulators.engines.device import (
+    device_total,
     reported_memory_bytes,
     reported_memory_source,
 )
@@ -532,6 +533,16 @@ NON_TORCH_BYTES_PP = 0.07 * GiB
 # graphs' private pool. vLLM 0.19 measures it by capturing, so it is a measured range here: 0.71,
 # 0.91, 1.03 and 1.10 GiB in the four calibration start-ups (51 + 51 graphs, largest 512).
 CUDA_GRAPH_BYTES = 1.10 * GiB
+# The ranges these measured terms take over the real vLLM 0.19 start-ups in
+# tests/data/vllm_startups.jsonl and the calibration file (tests/test_engines.py recomputes
+# them): a verdict whose range straddles the line is "tight". All come from one planner study's
+# H100 80GB nodes (NVLink): other fabrics and GPUs are not yet measured (issue 30, item 3).
+MEASURED_RANGES_GIB: dict[str, tuple[float, float, int]] = {
+    # term: (lowest, highest, runs)
+    "non_torch_tp1": (0.24, 0.46, 46),
+    "non_torch_tpn": (2.06, 2.21, 17),
+    "cuda_graphs": (0.46, 1.85, 68),
+}
 
 
 def pp_partitions(num_layers: int, pp: int) -> list[int]:
@@ -920,6 +931,9 @@ class VllmStartup:
     activation_parts: dict[str, float] = field(default_factory=dict, compare=False)
     notes: tuple[str, ...] = ()
     total_source: str = ""
+    version: str = "0.19"  # the modelled ledger ("0.19" or "0.21+"), see VLLM_LEDGERS
+    total_low: float = 0.0  # the device total's range when it comes from a rule, not a reading
+    total_high: float = 0.0
 
     @property
     def fits(self) -> bool:
@@ -933,7 +947,7 @@ class VllmStartup:
         """This start-up as the engines' shared ``Ledger``: each term with its cause and source."""
         return Ledger(
             engine="vllm",
-            version=VLLM_VERSION,
+            version=VLLM_VERSION if self.version == "0.19" else f"{self.version} ledger",
             device=self.gpu,
             total_bytes=self.total_bytes,
             terms=tuple(
@@ -987,8 +1001,13 @@ def vllm_startup(
     config: Mapping[str, Any] | None = None,
     total_bytes: float | None = None,
     offline: bool = False,
+    version: str = "0.19",
 ) -> VllmStartup:
-    """Predict what vLLM 0.19 prints when it starts this model on ``gpu`` (per GPU).
+    """Predict what vLLM prints when it starts this model on ``gpu`` (per GPU).
+
+    ``version``: "0.19" (0.19-0.20: CUDA graphs captured on top of the KV budget) or "0.21+"
+    (or any version string; ``vllm_family`` maps it): from 0.21 vLLM estimates the graphs'
+    pool first and takes it out of the KV budget. Another version is refused with the reason.
 
     ``spec`` is a ``ModelSpec`` or the model's ``config.json`` (needed for a checkpoint's
     ``quantization_config`` and for hybrid models' state layers; or pass it as ``config``).
@@ -1001,6 +1020,7 @@ def vllm_startup(
     """
     spec, config = _as_spec(spec, config)
     accel = resolve_gpu(gpu)
+    family = vllm_family(version)
     if not 0 < gpu_memory_utilization <= 1:
         raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization!r}")
     if tp < 1 or pp < 1:
@@ -1012,6 +1032,8 @@ def vllm_startup(
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
     total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
     total_source = "given" if total_bytes else reported_memory_source(accel)
+    rule = None if total_bytes else device_total(accel)
+    total_low, total_high = (rule.low, rule.high) if rule else (total or 0.0, total or 0.0)
     if not total:
         raise EngineError(
             f"{accel.name}: no sourced reading of the memory this device reports. Enter the total"
@@ -1050,6 +1072,9 @@ def vllm_startup(
         weights, activation = stages[0]["weights"], stages[0]["activation"]
     graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
     available = requested - (weights + activation + non_torch)
+    if family == "0.21+":
+        # gpu_worker.py: the graphs' estimated pool comes out of the KV budget before it is cut
+        available -= graphs
     name = spec.name or spec.family
     base = {
         "model": name,
@@ -1068,10 +1093,13 @@ def vllm_startup(
         "activation_bytes": activation,
         "non_torch_bytes": non_torch,
         "cuda_graph_bytes": graphs,
-        "headroom_bytes": total - requested - graphs,
+        "headroom_bytes": total - requested - (graphs if family == "0.19" else 0.0),
         "weights_parts": weights_parts,
         "activation_parts": act,
         "total_source": total_source,
+        "version": family,
+        "total_low": float(total_low),
+        "total_high": float(total_high),
     }
 
     def refused(message: str, **extra: Any) -> VllmStartup:
@@ -1195,7 +1223,7 @@ def vllm_startup(
             f" available KV cache memory ({format_gib(available)} GiB).{hint}",
             **extra,
         )
-    if graphs and total - requested - graphs < 0:
+    if graphs and family == "0.19" and total - requested - graphs < 0:
         return VllmStartup(
             **(
                 base
@@ -1280,7 +1308,10 @@ def log_lines(startup: VllmStartup) -> list[str]:
 
 MAX_LOG_CHARS = 2_000_000
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
-_UNIT = {"gib": GiB, "gb": 1e9, "mib": MiB, "mb": 1e6}
+# vLLM's "GB" is GiB: V0's ``vllm/worker/model_runner.py`` logs "Loading model weights took
+# %.4f GB" and early V1's ``vllm/v1/worker/gpu_model_runner.py`` "Model loading took %.4f GB",
+# both of ``consumed_memory / float(2**30)``; later versions print "GiB" for the same number.
+_UNIT = {"gib": GiB, "gb": GiB, "mib": MiB, "mb": MiB}
 LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     # key, regex, unit ("GiB" etc., "count", "ratio")
     ("total_bytes", r"total_memory=" + _NUM + r"\s*GiB", "gib"),
@@ -1316,8 +1347,37 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("num_gpu_blocks", r"# GPU blocks: " + _NUM, "count"),
     ("version", r"LLM engine \(v([0-9][0-9A-Za-z.+-]*)\)", "text"),
     ("version", r"vLLM API server version ([0-9][0-9A-Za-z.+-]*)", "text"),
+    # -- fallbacks: read only where no line above gave the term --
+    ("version", r"\bversion ([0-9]+\.[0-9]+\.[0-9][0-9A-Za-z.+-]*)", "text"),
+    # V0 (0.6-0.9): "the current vLLM instance can use total_gpu_memory (23.58GiB) x
+    # gpu_memory_utilization (0.99) = 23.35GiB", and 0.6.x's "Memory profiling results:
+    # total_gpu_memory=… non_torch_memory=… kv_cache_size=… gpu_memory_utilization=…"
+    ("total_bytes", r"total_gpu_memory \(" + _NUM + r"\s*GiB\)", "gib"),
+    ("total_bytes", r"total_gpu_memory=" + _NUM + r"\s*GiB", "gib"),
+    ("requested_bytes", r"gpu_memory_utilization \([0-9.]+\) = " + _NUM + r"\s*GiB", "gib"),
+    ("gpu_memory_utilization", r"gpu_memory_utilization \(" + _NUM + r"\)", "ratio"),
+    ("gpu_memory_utilization", r"gpu_memory_utilization=" + _NUM, "ratio"),
+    ("non_torch_bytes", r"non_torch_memory=" + _NUM + r"\s*GiB", "gib"),
+    ("kv_bytes", r"kv_cache_size=" + _NUM + r"\s*GiB", "gib"),
+    # the settings a page can take from the log ("use this log's settings")
+    ("tp", r"'tensor_parallel_size': " + _NUM, "count"),
+    ("pp", r"pipeline_parallel_size=" + _NUM, "count"),
+    ("pp", r"'pipeline_parallel_size': " + _NUM, "count"),
+    ("max_model_len", r"max_seq_len=" + _NUM, "count"),
+    ("max_model_len", r"'max_model_len': " + _NUM, "count"),
+    ("max_num_seqs", r"'max_num_seqs': " + _NUM, "count"),
+    ("max_num_seqs", r"max_num_seqs=" + _NUM, "count"),
+    ("max_num_batched_tokens", r"max_num_batched_tokens=" + _NUM, "count"),
+    ("max_num_batched_tokens", r"'max_num_batched_tokens': " + _NUM, "count"),
+    ("enforce_eager", r"enforce_eager=(True|False)", "bool"),
+    ("enforce_eager", r"'enforce_eager': (True|False)", "bool"),
+    ("dtype", r"[ ,(]dtype=torch\.([a-z0-9]+)", "text"),
+    ("quantization", r"[ ,(]quantization=([A-Za-z0-9_-]+)", "text"),
+    ("kv_cache_dtype", r"kv_cache_dtype=([A-Za-z0-9_]+)", "text"),
+    ("model", r"[ (]model='([^']{1,300})'", "text"),
 )
 _COMPILED = tuple((key, re.compile(rx), unit) for key, rx, unit in LOG_PATTERNS)
+_FIRST_FALLBACK = next(i for i, (k, rx, _) in enumerate(LOG_PATTERNS) if rx.startswith(r"\bversion"))
 LOG_TERMS = (
     "total_bytes",
     "requested_bytes",
@@ -1345,21 +1405,26 @@ def parse_vllm_log(text: str) -> dict[str, Any]:
     if len(text) > MAX_LOG_CHARS:
         raise LogError(f"the log is {len(text):,} characters; paste the start-up part (under 2 MB)")
     found: dict[str, Any] = {}
+    rank: dict[str, int] = {}  # the pattern a key was read with: an earlier pattern wins
     seen: dict[str, int] = {}
     for line in text.splitlines():
         if len(line) > 20_000:
             continue
-        for key, rx, unit in _COMPILED:
+        for index, (key, rx, unit) in enumerate(_COMPILED):
             m = rx.search(line)
             if not m:
                 continue
             seen[key] = seen.get(key, 0) + 1
-            if key in found:
+            tier = int(index >= _FIRST_FALLBACK)  # the first line wins, fallback patterns last
+            if key in found and rank[key] <= tier:
                 continue
+            rank[key] = tier
             raw = m.group(1).replace(",", "")
             try:
                 if unit == "text":
                     found[key] = m.group(1)
+                elif unit == "bool":
+                    found[key] = m.group(1) == "True"
                 elif unit == "count":
                     found[key] = int(float(raw))
                 elif unit == "ratio":
@@ -1377,6 +1442,148 @@ def parse_vllm_log(text: str) -> dict[str, Any]:
         )
     found["ranks"] = max(seen.get("kv_bytes", 0), seen.get("kv_tokens", 0), 1)
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Versions: which vLLM ledgers are modelled, and a log's settings beside the page's
+# ---------------------------------------------------------------------------------------------
+
+# (first version, last version or None, family id, what differs) — each names the file it follows
+VLLM_LEDGERS: tuple[tuple[tuple[int, int], tuple[int, int] | None, str, str], ...] = (
+    (
+        (0, 19),
+        (0, 20),
+        "0.19",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory: KV budget = requested −"
+        " (weights + torch peak + non-torch); CUDA graphs captured afterwards, on top of it",
+    ),
+    (
+        (0, 21),
+        None,
+        "0.21+",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory: profile_cudagraph_memory()"
+        " estimates the graphs' pool before the KV cache is sized and subtracts it"
+        " (available_kv_cache_memory_bytes = requested_memory − non_kv_cache_memory −"
+        " cudagraph_memory_estimate_applied)",
+    ),
+)
+VLLM_FAMILIES = tuple(family for _, _, family, _ in VLLM_LEDGERS)
+
+
+def _version_tuple(version: str) -> tuple[int, int] | None:
+    m = re.match(r"v?(\d+)\.(\d+)", str(version).strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def vllm_family(version: str) -> str:
+    """The modelled ledger a vLLM version follows ("0.19" or "0.21+"), or ``EngineError`` with the
+    reason: V0 (0.6-0.9) profiles and sizes differently (its own worker.py), and V1 of 0.10-0.18
+    differs in the sampler warm-up, scheduler defaults and hybrid block sizing that this module
+    follows only as 0.19 has them."""
+    if version in VLLM_FAMILIES:
+        return version
+    parsed = _version_tuple(version)
+    if parsed is None:
+        raise EngineError(f"version {version!r}: not a vLLM version (e.g. 0.19.0)")
+    for first, last, family, _ in VLLM_LEDGERS:
+        if parsed >= first and (last is None or parsed <= last):
+            return family
+    if parsed < (0, 10):
+        reason = "the V0 engine's ledger (vllm/worker/worker.py) is not modelled"
+    else:
+        reason = (
+            "V1 before 0.19 differs in its sampler warm-up, batch defaults and hybrid block sizing,"
+            " which this ledger follows only as 0.19 has them"
+        )
+    raise EngineError(f"vLLM {version}: {reason}; modelled: 0.19-0.20 and 0.21 onwards")
+
+
+def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``vllm_startup`` arguments a parsed log shows ("use this log's settings"): context,
+    TP/PP, utilisation, the device's total, batch limits, eager, dtype, quantization, KV dtype and
+    the version. Only what the log printed; the rest stays the page's."""
+    out: dict[str, Any] = {}
+    for key in ("tp", "pp", "max_model_len", "max_num_seqs", "max_num_batched_tokens"):
+        if parsed.get(key):
+            out[key] = int(parsed[key])
+    if parsed.get("gpu_memory_utilization"):
+        out["gpu_memory_utilization"] = float(parsed["gpu_memory_utilization"])
+    if parsed.get("total_bytes"):
+        out["total_bytes"] = float(parsed["total_bytes"])
+    if "enforce_eager" in parsed:
+        out["enforce_eager"] = bool(parsed["enforce_eager"])
+    if parsed.get("dtype") in ("bfloat16", "float16", "float32"):
+        out["dtype"] = parsed["dtype"]
+    q = parsed.get("quantization")
+    if q and q != "None":
+        out["quantization"] = q
+    kv = parsed.get("kv_cache_dtype")
+    if kv:
+        out["kv_cache_dtype"] = kv
+    if parsed.get("version"):
+        out["version"] = parsed["version"]
+    return out
+
+
+_SETTING_WORDS = {
+    "version": "vLLM version",
+    "model": "model",
+    "tp": "tensor parallel size",
+    "pp": "pipeline parallel size",
+    "max_model_len": "context (max_model_len)",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "total_bytes": "memory the device reports",
+    "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "enforce_eager": "enforce_eager",
+    "kv_cache_dtype": "KV-cache dtype",
+    "quantization": "quantization",
+}
+
+
+def log_mismatches(parsed: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
+    """Each setting the log ran with that differs from the page's, in words, to be said before
+    any term is compared. ``settings`` holds the page's values under ``vllm_startup``'s names
+    (and ``version``, ``model``); a setting the log does not print is not compared. A version
+    this module does not model is named with the reason."""
+    out: list[str] = []
+    shown = log_settings(parsed)
+    if parsed.get("model"):
+        shown["model"] = parsed["model"]
+    version = shown.get("version")
+    if version:
+        try:
+            family = vllm_family(version)
+        except EngineError as exc:
+            out.append(f"The log ran {exc}.")
+        else:
+            page = settings.get("version") or VLLM_FAMILIES[0]
+            if vllm_family(str(page)) != family:
+                out.append(f"The log ran vLLM {version} (the {family} ledger); the page models {page}.")
+    for key, value in shown.items():
+        if key == "version" or key not in settings or settings[key] is None:
+            continue
+        page = settings[key]
+        if key == "total_bytes":
+            if abs(float(page) / float(value) - 1) > 0.005:
+                out.append(
+                    f"The device reported {format_gib(float(value))} GiB in the log; the page uses"
+                    f" {format_gib(float(page))} GiB."
+                )
+            continue
+        if key == "model":
+            if str(page).lower().split("/")[-1] != str(value).lower().rstrip("/").split("/")[-1]:
+                out.append(f"The log loaded {value!r}; the page sizes {page!r}.")
+            continue
+        if key == "kv_cache_dtype" and {str(value), str(page)} <= {"auto", "bfloat16", "float16"}:
+            continue
+        if key == "gpu_memory_utilization":
+            same = math.isclose(float(page), float(value), abs_tol=1e-9)
+        else:
+            same = page == value
+        if not same:
+            out.append(f"{_SETTING_WORDS[key]}: the log used {value!r}, the page {page!r}.")
+    return out
 
 
 _EXPLAIN = {
@@ -1455,9 +1662,25 @@ _TERM_SOURCES = {
     "cuda_graph_bytes": f"{VLLM_SOURCE}: vllm/v1/worker/gpu_model_runner.py capture_model (measured)",
 }
 # terms that rest on real runs, with the range seen across them
+
+
+def _non_torch_range(s: VllmStartup) -> tuple[float, float]:
+    if s.pp > 1 and s.tp == 1:
+        return (s.non_torch_bytes, s.non_torch_bytes)
+    lo, hi, _ = MEASURED_RANGES_GIB["non_torch_tp1" if s.tp == 1 else "non_torch_tpn"]
+    return (lo * GiB, hi * GiB)
+
+
+def _graph_range(s: VllmStartup) -> tuple[float, float]:
+    if not s.cuda_graph_bytes:
+        return (0.0, 0.0)
+    lo, hi, _ = MEASURED_RANGES_GIB["cuda_graphs"]
+    return (lo * GiB, hi * GiB)
+
+
 _MEASURED_TERMS = {
-    "non_torch_bytes": lambda s: (s.non_torch_bytes, s.non_torch_bytes),
-    "cuda_graph_bytes": lambda s: (s.cuda_graph_bytes, s.cuda_graph_bytes),
+    "non_torch_bytes": _non_torch_range,
+    "cuda_graph_bytes": _graph_range,
 }
 
 
