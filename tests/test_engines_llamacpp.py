@@ -244,6 +244,8 @@ def test_parser_reads_buffers_kv_and_ollama_lines() -> None:
     q = by_id["gpustack-1681-qwen2-48l-q4km"]
     assert q["type_counts"] == {"f32": 241, "q4_K": 289, "q6_K": 49}
     assert q["file_bytes"] == pytest.approx(8.37 * 2**30) and q["bpw"] == 4.87
+    two = by_id["llamacpp-14939-glm45-two-gpus-compute"]["compute_buffers"]
+    assert two["CUDA0"] == pytest.approx(789.62 * MiB) and two["CUDA1"] == 460 * MiB
     meta = by_id["ollama-7673-llama32-3b-meta"]["metadata"]
     assert meta["general.file_type"] == 15 and meta["llama.vocab_size"] == 128256
 

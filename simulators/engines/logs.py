@@ -53,7 +53,7 @@ def _llamacpp_parser() -> _Parser:
 register(
     "ollama",
     r"(?s)(?=.*level=\w+ source=\S+\.go:\d+)(?=.*(?:llama_model_loader:|load_tensors:|msg=\"model weights\""
-    r"|msg=\"offload|starting llama server|ollama))",
+    r"|msg=\"?offload|starting llama server|ollama))",
     _llamacpp_parser,
 )
 register(
