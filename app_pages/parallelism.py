@@ -19,7 +19,10 @@ page = load_page("parallelism")
 state = PageState(params_for("parallelism"), page.meta.get("presets", []))
 layout = simulator_layout(page, state)
 
+followed = view.prepare(state)  # DP × TP × PP kept equal to the GPU count when one degree changes
 with layout.controls:
+    if followed:
+        st.info(followed, icon=":material/sync_alt:")
     row = st.columns([3, 1], vertical_alignment="bottom")
     chosen = state.widget("par_view", widget="segmented", label="Show", container=row[0])
     if chosen == "grid":
@@ -44,10 +47,12 @@ out = view.current(state)
 if out["error"]:
     with layout.verdict:
         st.error(f"This layout does not work: {out['error']}")
-        st.caption(
-            f"Layouts that fill {state['par_nodes'] * state['par_gpn']} GPUs (DP × TP × PP): "
-            + ", ".join(out["suggestions"])
-        )
+        if out["suggestions"]:
+            st.caption(
+                f"Layouts of {state['par_nodes'] * state['par_gpn']} GPUs that work for this model: "
+                + "; ".join(out["suggestions"])
+                + "."
+            )
     st.stop()
 
 with layout.verdict:

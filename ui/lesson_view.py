@@ -318,6 +318,10 @@ def _embed(lesson: Lesson, step: Step) -> None:
         page_params()[view.page], [preset], ns=ns, url=False, initial=preset.get("params") or {}
     )
     with st.container(border=True):
+        prepare = get_view(view.page, view.view).prepare
+        note = prepare(state) if prepare else ""
+        if note:
+            st.caption(note)
         if view.controls:
             columns = st.columns(min(len(view.controls), 4))
             for i, key in enumerate(view.controls):

@@ -403,7 +403,7 @@ def compute_comm_overlap(
         link = f"{nics} per node ({_bare(dp_term.link_name)} each) and {intra_name} inside each node"
         where = f"{nodes} nodes of {per_node}"
     elif fabric.nvlink_domain_gpus:
-        link = f"{intra_name} only: all {n} inside one {fabric.nvlink_domain_gpus}-GPU NVLink domain"
+        link = f"{intra_name} only"
         where = f"one NVL{fabric.nvlink_domain_gpus} NVLink domain, no InfiniBand"
     else:
         link = intra_name

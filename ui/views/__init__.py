@@ -26,6 +26,9 @@ class View:
     title: str
     controls: tuple[str, ...]  # the controls it reads, in the order a lesson would show them
     render: Callable[[Any, Any, str], None]
+    # Run before the controls are drawn; returns a sentence to show ("" for none). Parallelism uses it
+    # to keep DP × TP × PP equal to the GPU count when the reader changes one degree.
+    prepare: Callable[[Any], str] | None = None
 
 
 def views_of(page: str) -> dict[str, View]:

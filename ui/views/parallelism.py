@@ -45,6 +45,94 @@ LAYOUT_KEYS = (
 )
 
 
+DEGREES = ("par_tp", "par_pp", "par_dp")
+NAMES = {"par_tp": "TP", "par_pp": "PP", "par_dp": "DP"}
+
+
+def _nearest_divisor(n: int, x: int) -> int:
+    """The divisor of n closest to x (the smaller one on a tie)."""
+    return min(par.divisors(n), key=lambda d: (abs(d - x), d))
+
+
+def _largest_divisor_at_most(n: int, x: int) -> int:
+    return max(d for d in par.divisors(n) if d <= max(1, x))
+
+
+def rebalance(
+    total: int, tp: int, pp: int, dp: int, changed: str | None, was: int | None = None
+) -> tuple[int, int, int, str]:
+    """TP, PP and DP whose product is ``total`` GPUs, keeping the degree the reader ``changed``
+    (``par_tp``, ``par_pp`` or ``par_dp``; None: the cluster changed, or a link was opened) and
+    letting the others follow: DP first when TP or PP changed, PP first when DP changed (TP is the
+    degree kept inside a node), each to the largest divisor that still fits. Returns the new degrees
+    and one sentence saying what changed and what followed ("" when nothing had to). A changed
+    degree that does not divide the GPUs moves on in the direction it was moved from ``was`` (a
+    step from 2 to 3 on 64 GPUs gives 4, from 4 to 3 gives 2), else to the nearest divisor."""
+    degrees = {"par_tp": tp, "par_pp": pp, "par_dp": dp}
+    if tp * pp * dp == total:
+        return tp, pp, dp, ""
+    old = dict(degrees)
+    said = []
+    if changed in degrees:
+        x = degrees[changed]
+        if total % x:
+            divisors = par.divisors(total)
+            if was is not None and x > was:
+                degrees[changed] = min((d for d in divisors if d >= x), default=divisors[-1])
+            elif was is not None and x < was:
+                degrees[changed] = max(d for d in divisors if d <= x)
+            else:
+                degrees[changed] = _nearest_divisor(total, x)
+            said.append(f"{NAMES[changed]} {x} does not divide {total} GPUs, so it is {degrees[changed]}")
+        rest = total // degrees[changed]
+        first, second = (
+            ("par_dp", "par_pp" if changed == "par_tp" else "par_tp")
+            if changed != "par_dp"
+            else ("par_pp", "par_tp")
+        )
+        # keep the second follower where it divides what is left, and the first takes the rest
+        degrees[second] = _largest_divisor_at_most(rest, degrees[second])
+        degrees[first] = rest // degrees[second]
+        lead = f"{NAMES[changed]} is {degrees[changed]}"
+    else:
+        # the cluster changed (or a link's degrees did not multiply): keep TP, then PP; DP follows
+        degrees["par_tp"] = _largest_divisor_at_most(total, degrees["par_tp"])
+        degrees["par_pp"] = _largest_divisor_at_most(total // degrees["par_tp"], degrees["par_pp"])
+        degrees["par_dp"] = total // (degrees["par_tp"] * degrees["par_pp"])
+        lead = f"The cluster has {total} GPUs"
+    followed = [
+        f"{NAMES[k]} {old[k]} → {degrees[k]}" for k in DEGREES if k != changed and degrees[k] != old[k]
+    ]
+    sentence = "; ".join(said) + (". " if said else "")
+    sentence += f"{lead}, so " + (" and ".join(followed) if followed else "nothing else") + " followed"
+    t, p, d = degrees["par_tp"], degrees["par_pp"], degrees["par_dp"]
+    sentence += f": DP × TP × PP = {d} × {t} × {p} = {total} GPUs."
+    return t, p, d, sentence
+
+
+def prepare(state) -> str:
+    """Before the degree widgets are drawn: if the reader changed one of TP, PP and DP (or the
+    cluster) so that DP × TP × PP no longer fills it, the others follow (``rebalance``); returns the
+    sentence saying which changed and which followed, or ""."""
+    v = state.values
+    memory = f"_par_degrees:{state.ns}"
+    now = {k: v[k] for k in ("par_nodes", "par_gpn", *DEGREES)}
+    before = st.session_state.get(memory)
+    changed = None
+    if before is not None:
+        moved = [k for k in DEGREES if before[k] != now[k]]
+        cluster = any(before[k] != now[k] for k in ("par_nodes", "par_gpn"))
+        changed = moved[0] if len(moved) == 1 and not cluster else None
+    total = now["par_nodes"] * now["par_gpn"]
+    was = before[changed] if before is not None and changed else None
+    tp, pp, dp, note = rebalance(total, now["par_tp"], now["par_pp"], now["par_dp"], changed, was)
+    for key, value in zip(DEGREES, (tp, pp, dp), strict=True):
+        if value != now[key]:
+            state.set_value(key, value)
+    st.session_state[memory] = {**now, "par_tp": tp, "par_pp": pp, "par_dp": dp}
+    return note
+
+
 def key_of(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, values[k]) for k in LAYOUT_KEYS)
 
@@ -70,11 +158,7 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
         )
         par.check_layout(spec, layout)
     except ValueError as exc:
-        total = v["par_nodes"] * v["par_gpn"]
-        return {
-            "error": str(exc),
-            "suggestions": [f"{d}×{t}×{p}" for d, t, p in par.factorizations(total)[:24]],
-        }
+        return {"error": str(exc), "suggestions": _working_layouts(spec, v)}
     recipe = v["par_recipe"]
     memory = par.per_gpu_memory(spec, layout, recipe)
     terms = par.communication_per_step(
@@ -108,6 +192,22 @@ def outcome(key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
             )
         ),
     }
+
+
+def _working_layouts(spec, v: dict[str, Any], limit: int = 6) -> list[str]:
+    """A few DP × TP × PP that fill the cluster AND split this model (not every factorization):
+    those keeping the reader's TP first, then the rest by TP."""
+    total = v["par_nodes"] * v["par_gpn"]
+    found = []
+    for d, t, p in par.factorizations(total):
+        try:
+            par.check_layout(
+                spec, par.Layout(dp=d, tp=t, pp=p, nodes=v["par_nodes"], gpus_per_node=v["par_gpn"])
+            )
+        except ValueError:
+            continue
+        found.append((t != v["par_tp"], p != v["par_pp"], t, p, d))
+    return [f"DP {d} × TP {t} × PP {p}" for *_, t, p, d in sorted(found)[:limit]]
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -153,7 +253,8 @@ def verdict(out: dict[str, Any]) -> list[dict[str, Any]]:
 def _guard(out: dict[str, Any], container: Any) -> bool:
     if out["error"]:
         container.error(f"This layout does not work: {out['error']}")
-        container.caption("Layouts that fill the cluster (DP × TP × PP): " + ", ".join(out["suggestions"]))
+        if out["suggestions"]:
+            container.caption("Layouts that work for this model: " + "; ".join(out["suggestions"]) + ".")
         return False
     return True
 
@@ -192,7 +293,12 @@ def render_pipeline(state, container: Any, key: str) -> None:
 
 VIEWS = {
     "grid": View(
-        PAGE, "grid", "Which GPU holds what", ("par_tp", "par_pp", "par_dp", "par_colour"), render_grid
+        PAGE,
+        "grid",
+        "Which GPU holds what",
+        ("par_tp", "par_pp", "par_dp", "par_colour"),
+        render_grid,
+        prepare,
     ),
     "memory": View(
         PAGE,
@@ -200,6 +306,7 @@ VIEWS = {
         "Memory per GPU, stage by stage",
         ("par_zero", "par_tp", "par_pp", "par_dp"),
         render_memory,
+        prepare,
     ),
     "communication": View(
         PAGE,
@@ -207,6 +314,7 @@ VIEWS = {
         "Communication against compute in one step",
         ("par_tp", "par_intra", "par_inter", "par_overlap"),
         render_communication,
+        prepare,
     ),
     "pipeline": View(
         PAGE,
@@ -214,5 +322,6 @@ VIEWS = {
         "The pipeline schedule and its bubble",
         ("par_pp", "par_m", "par_schedule"),
         render_pipeline,
+        prepare,
     ),
 }
