@@ -266,3 +266,19 @@ def test_unplaceable_text_is_said() -> None:
         parse_log("hello world, nothing here")
     with pytest.raises(LogError):
         parse_log("llama_model_loader: Dumping metadata keys/values.")
+
+
+def test_metal_needs_the_working_set_not_the_ram() -> None:
+    cfg = _config("simulators/data/models/llama-3.1-8b.json")
+    with pytest.raises(EngineError, match="recommendedMaxWorkingSetSize"):
+        llamacpp_startup(cfg, "m4-max", n_ctx=8192)
+    r = llamacpp_startup(cfg, "m4-max", n_ctx=8192, total_bytes=96 * 2**30)
+    assert r.gpu_devices[0].name == "Metal" and r.verdict == "fits"
+    # Metal maps the file range of its tensors: output.weight opens the file and the last block
+    # closes it, so the range spans the whole file, token_embd included (it is also CPU_Mapped)
+    assert r.gpu_devices[0].model_bytes == pytest.approx(r.file_bytes, rel=1e-4)
+    p = parse_log(
+        "ggml_metal_init: recommendedMaxWorkingSetSize  = 12345.67 MB\n"
+        "load_tensors: offloaded 33/33 layers to GPU"
+    )
+    assert p["metal_working_set_bytes"] == pytest.approx(12345.67e6)

@@ -801,6 +801,13 @@ def llamacpp_startup(
         # src/llama-context.cpp llama_init_from_model: "V cache quantization requires flash_attn"
         raise EngineError("cache_type_v: a quantized V cache requires flash attention (flash_attn=True)")
 
+    if acc.vendor == "Apple" and total_bytes is None:
+        # ggml-metal-device.m: the Metal device reports recommendedMaxWorkingSetSize as its total,
+        # a share of the Mac's RAM that macOS chooses and that no formula here can source
+        raise EngineError(
+            "total_bytes: on a Mac, llama.cpp's Metal device offers recommendedMaxWorkingSetSize, not the"
+            " RAM; give the figure the log prints (ggml_metal_init: recommendedMaxWorkingSetSize)"
+        )
     dev_total = (
         float(total_bytes)
         if total_bytes is not None
@@ -856,6 +863,7 @@ def llamacpp_startup(
         model = [0.0] * n_gpus
         layers = [0] * n_gpus
         cpu_idx: list[int] = []
+        gpu_idx: dict[int, list[int]] = {}
         offsets = []
         off = 0
         for t in tensors:
@@ -884,6 +892,12 @@ def llamacpp_startup(
                         CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING
                     )
                 model[d] += _pad(size, CUDA_ALIGNMENT)
+                gpu_idx.setdefault(d, []).append(i)
+        if is_metal:
+            # src/llama-model.cpp load_tensors: a device that can wrap host memory (Metal) maps
+            # the file range from its first tensor to its last, as the CPU buffer does
+            for d, idx in gpu_idx.items():
+                model[d] = offsets[idx[-1]][1] - offsets[idx[0]][0]
         if hp.tied:
             # the output reuses token_embd, duplicated onto the output layer's device
             d = dev_of(n_layer)
@@ -1059,6 +1073,11 @@ def ollama_startup(
     not every layer fits it drops the output layer and tries again (assignLayers).
     """
     acc = resolve_gpu(gpu)
+    if acc.vendor == "Apple" and total_bytes is None:
+        raise EngineError(
+            "total_bytes: on a Mac, Ollama sees the Metal device's recommendedMaxWorkingSetSize, not the RAM;"
+            " give the figure its log prints"
+        )
     total = (
         float(total_bytes)
         if total_bytes is not None
