@@ -480,7 +480,9 @@ def test_the_browser_section_says_its_headline_notices_and_its_own_method():
     assert f"more than {webgpu.NOISE_LIMIT:g}× its 10th" in method and "at least 64 per sample" in method
     assert "100 ticks" in method
     chase = first(recorded(), "latency")
-    assert "starts where the previous one ended" in chase["method"] and "starts where the last ended" in method
+    assert (
+        "starts where the previous one ended" in chase["method"] and "starts where the last ended" in method
+    )
     at = pages.open_page(PAGE, hw_section="browser")
     doc = webgpu.from_component(json.dumps({"seq": 1, "doc": recorded()}), 5 * 2**20)
     at.session_state["hw_webgpu_doc"] = (doc, "recorded")
@@ -525,3 +527,24 @@ def test_an_uploaded_browser_file_is_said_to_be_self_reported():
     at.file_uploader(key="hw_upload").upload("mine.json", RECORDED.read_bytes(), "application/json").run()
     assert not at.exception
     assert any("self-reported" in c.value for c in at.caption)
+
+
+def test_the_h200_wgpu_run_is_the_calibration_the_page_states():
+    """The shared H200 run of the same WGSL through wgpu (Vulkan), tests/data/h200-wgsl-wgpu.json,
+    against the shipped H200 torch sample: the ratio the page states, and kernels of the same shape
+    (vec4<f32> arrays, workgroups of 256) in ui/webgpu.js."""
+    from content import load_page
+
+    wgpu = json.loads((Path(__file__).parent / "data" / "h200-wgsl-wgpu.json").read_text(encoding="utf-8"))
+    assert wgpu["adapter"]["device"] == "NVIDIA H200" and wgpu["adapter"]["backend_type"] == "Vulkan"
+    torch_run = json.loads((Path(__file__).parent.parent / "measure/samples/h200-sxm-141gb.json").read_text())
+    triad = max(
+        (r for r in torch_run["results"] if r["kind"] == "bandwidth" and r["op"] == "triad"),
+        key=lambda r: r["bytes"],
+    )
+    ratio = wgpu["triad_GBps"] / triad["gb_per_s"]
+    text = load_page("your_hardware").section("browser-limits")
+    assert f"read {wgpu['triad_GBps']:,.0f} GB/s, {ratio:.2f} of the {triad['gb_per_s']:,.0f} GB/s" in text
+    script = (Path(__file__).parent.parent / "ui/webgpu.js").read_text(encoding="utf-8")
+    kernel = script[script.index("  triad: /* wgsl */") : script.index("  // Counts, on the GPU")]
+    assert "array<vec4<f32>>" in kernel and "@workgroup_size(256)" in kernel and "b[i] + S * c[i]" in kernel
