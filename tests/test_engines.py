@@ -292,8 +292,8 @@ def test_kv_too_small_for_one_request_names_the_longest_context():
 
 
 def test_unknown_fields_are_refused_by_name():
-    config = dict(_preset("llama-3.1-8b").config, quantization_config={"quant_method": "bitsandbytes"})
-    with pytest.raises(EngineError, match="quant_method 'bitsandbytes'"):
+    config = dict(_preset("llama-3.1-8b").config, quantization_config={"quant_method": "hqq"})
+    with pytest.raises(EngineError, match="quant_method 'hqq'"):
         vllm_startup(config, "h100-sxm", max_model_len=8192)
     with pytest.raises(EngineError, match="no sourced reading"):
         vllm_startup(_preset("llama-3.1-8b").config, "epyc-9004-genoa", max_model_len=8192)
@@ -480,7 +480,7 @@ def _planner_row(needle: str) -> dict:
 
 
 def test_a_log_gives_its_settings_and_an_exact_match_has_no_mismatch():
-    """"Use this log's settings": context, TP, utilisation, the device total, eager, version come
+    """ "Use this log's settings": context, TP, utilisation, the device total, eager, version come
     from the log; the page set from them reports no mismatch, and the prediction matches."""
     row = _planner_row("planner-codellama-codellama-7b-h-tp1pp1dp1-8192")
     parsed = parse_vllm_log("\n".join(row["raw_lines"]))
@@ -554,3 +554,75 @@ def test_measured_terms_carry_their_range_and_a_near_line_verdict_is_tight():
     # utilisation 0.985: the 1.10 GiB of graphs fit the 1.19 GiB left, but not the range's 1.85
     near = vllm_startup(config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.985)
     assert near.verdict == "fits" and near.ledger().tight
+
+
+QUANT_FORMATS = {
+    # quantization_config: (label part, bits per quantized weight)
+    "bnb-nf4": ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, 4.5),
+    "bnb-int8": ({"quant_method": "bitsandbytes", "load_in_8bit": True}, 8.0),
+    "gptq-int8": ({"quant_method": "gptq", "bits": 8, "group_size": 128}, 8 + 24 / 128),
+    "awq-int4": ({"quant_method": "awq", "bits": 4, "group_size": 128}, 4 + 20 / 128),
+    "modelopt-nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, 4.5),
+    "modelopt-fp8": ({"quant_method": "modelopt", "quant_algo": "FP8"}, 8.0),
+    "ct-nvfp4": (
+        {
+            "quant_method": "compressed-tensors",
+            "format": "nvfp4-pack-quantized",
+            "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}},
+        },
+        4.5,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUANT_FORMATS))
+def test_quantization_formats_size_the_linear_layers(name):
+    """Each 2026 checkpoint format vLLM loads: the linear layers at their bits (scales included),
+    embeddings and the LM head in 16-bit."""
+    qc, bits = QUANT_FORMATS[name]
+    base = _preset("llama-3.1-8b").config
+    s16 = vllm_startup(base, "h100-sxm", max_model_len=8192)
+    sq = vllm_startup(dict(base, quantization_config=qc), "h100-sxm", max_model_len=8192)
+    p16, pq = s16.weights_parts, sq.weights_parts
+    assert pq["mlp"] == pytest.approx(p16["mlp"] * bits / 16)
+    assert pq["attention"] == pytest.approx(p16["attention"] * bits / 16)
+    assert pq["embeddings"] == p16["embeddings"] and pq["lm_head"] == p16["lm_head"]
+
+
+@pytest.mark.parametrize(
+    ("qc", "field"),
+    [
+        ({"quant_method": "awq", "bits": 3, "group_size": 128}, "awq with bits=3"),
+        (
+            {
+                "quant_method": "modelopt",
+                "quant_algo": "NVFP4",
+                "exclude_modules": ["model.layers.0.self_attn"],
+            },
+            "exclude_modules",
+        ),
+        ({"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}, "quant_algo 'W4A8_AWQ'"),
+        ({"quant_method": "bitsandbytes"}, "bitsandbytes without load_in_4bit"),
+    ],
+)
+def test_unmodelled_quantization_is_refused_by_name(qc, field):
+    config = dict(_preset("llama-3.1-8b").config, quantization_config=qc)
+    with pytest.raises(EngineError, match=re.escape(field)):
+        vllm_startup(config, "h100-sxm", max_model_len=8192)
+
+
+@pytest.mark.parametrize("preset", ["deepseek-v3.2", "glm-5.1"])
+def test_sparse_attention_indexer_keeps_its_own_cache(preset):
+    """DeepSeek V3.2 / GLM-5.1: each MLA layer's lightning indexer keeps 128 fp8 values and an fp32
+    scale (132 bytes) a token beside the 576-value latent, in blocks of 64
+    (models/deepseek_v2.py: DeepseekV32IndexerCache)."""
+    p = _preset(preset)
+    specs, block, notes = engines.kv_layer_specs(p.spec, p.config, tp=8, kv_bytes=2, dtype_bytes=2)
+    assert block == 64 and notes
+    mla = [s for i, s in specs if i < p.spec.num_layers]
+    index = [s for i, s in specs if i >= p.spec.num_layers]
+    assert len(index) == len(mla) == p.spec.num_layers
+    assert {s.page_bytes for s in index} == {132 * 64}
+    assert {s.page_bytes for s in mla} == {(512 + 64) * 2 * 64}
+    pool = engines.kv_pool(specs, 40 * GiB, max_model_len=8192, max_num_batched_tokens=8192)
+    assert pool.tokens == int(40 * GiB // (p.spec.num_layers * (1152 + 132) * 64)) * 64

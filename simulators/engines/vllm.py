@@ -105,6 +105,17 @@ def _compressed_tensors_layout(qc: Mapping[str, Any], dtype: str) -> WeightLayou
             "compressed-tensors",
             "linear layers at 1 byte a weight; embeddings and the LM head stay 16-bit",
         )
+    if num_bits == 4 and kind == "float" and group_size:
+        # NVFP4 ("nvfp4-pack-quantized"): two e2m1 values a byte and an fp8 scale per group of 16
+        # (plus one fp32 global scale per tensor, negligible)
+        return WeightLayout(
+            f"NVFP4 weights (compressed-tensors, group {group_size})",
+            dtype,
+            "linear",
+            4 + 8 / group_size,
+            "compressed-tensors",
+            "linear layers at 4 bits plus an fp8 scale per group; embeddings and the LM head 16-bit",
+        )
     if num_bits == 4 and kind == "int" and group_size:
         # W4A16 packs 8 int4 values per int32 and keeps a 16-bit scale per group
         return WeightLayout(
@@ -172,16 +183,63 @@ def weight_layout(
         if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
             bits = qc.get("bits") or qc.get("w_bit")
             group = qc.get("group_size") or qc.get("q_group_size") or 128
-            if bits != 4 or not isinstance(group, int) or group <= 0:
-                raise EngineError(f"quantization_config: {method} with bits={bits!r} is not modelled yet")
-            # a 16-bit scale and a 4-bit zero point per group of weights
+            allowed = (4,) if method.startswith("awq") else (4, 8)
+            if bits not in allowed or not isinstance(group, int) or group <= 0:
+                raise EngineError(
+                    f"quantization_config: {method} with bits={bits!r}, group_size={group!r} is not"
+                    " modelled yet (4-bit AWQ/GPTQ and 8-bit GPTQ with groups are)"
+                )
+            # a 16-bit scale and a zero point of the same width per group of weights
             return WeightLayout(
-                f"INT4 weights ({method.upper()}, group {group})",
+                f"INT{bits} weights ({method.upper()}, group {group})",
                 resolved,
                 "linear",
-                4 + (16 + 4) / group,
+                bits + (16 + bits) / group,
                 method,
-                "linear layers at 4 bits plus a scale and zero point per group",
+                f"linear layers at {bits} bits plus a scale and zero point per group",
+            )
+        if method == "modelopt":
+            algo = str(qc.get("quant_algo", "")).upper()
+            excluded = [
+                m for m in qc.get("exclude_modules") or qc.get("ignore") or [] if "lm_head" not in str(m)
+            ]
+            if excluded:
+                raise EngineError(
+                    "quantization_config.exclude_modules: layers left out of the ModelOpt format"
+                    f" ({', '.join(map(str, excluded[:3]))}…) are not modelled yet"
+                )
+            if algo == "FP8":
+                return WeightLayout(
+                    "FP8 weights (ModelOpt, per-tensor scale)", resolved, "linear", 8.0, "modelopt"
+                )
+            if algo == "NVFP4":
+                group = int(qc.get("group_size") or 16)
+                return WeightLayout(
+                    f"NVFP4 weights (ModelOpt, group {group})",
+                    resolved,
+                    "linear",
+                    4 + 8 / group,
+                    "modelopt",
+                    "linear layers at 4 bits plus an fp8 scale per group of 16",
+                )
+            raise EngineError(f"quantization_config.quant_algo {algo!r} (ModelOpt) is not modelled yet")
+        if method == "bitsandbytes":
+            # model_loader/bitsandbytes_loader.py: 4-bit weights packed two a byte with one
+            # absmax per block of 64; double-quantized absmax are dequantized to fp32 at load
+            # (_dequantize_dq), so every block keeps a 4-byte scale. 8-bit: int8 with a scale per row.
+            if qc.get("load_in_4bit"):
+                return WeightLayout(
+                    f"4-bit bitsandbytes ({qc.get('bnb_4bit_quant_type', 'fp4')}, blocks of 64)",
+                    resolved,
+                    "linear",
+                    4 + 32 / 64,
+                    "bitsandbytes",
+                    "linear layers at 4 bits plus an fp32 absmax per 64 weights",
+                )
+            if qc.get("load_in_8bit"):
+                return WeightLayout("8-bit bitsandbytes (LLM.int8)", resolved, "linear", 8.0, "bitsandbytes")
+            raise EngineError(
+                "quantization_config: bitsandbytes without load_in_4bit or load_in_8bit is not understood"
             )
         raise EngineError(f"quantization_config.quant_method {method!r} is not modelled yet")
     if quantization == "fp8":
@@ -730,6 +788,23 @@ def kv_layer_specs(
             per_token_1[i] = 2 * _kv_heads_per_rank(kv_heads, tp) * head_dims[i] * kv_bytes
         elif kind == "mla":
             per_token_1[i] = (spec.kv_lora_rank + spec.qk_rope_head_dim) * kv_bytes
+    # DeepSeek V3.2-style sparse attention (GLM-5.1 too): a lightning indexer keeps its own key
+    # cache beside each MLA layer (models/deepseek_v2.py: DeepseekV32IndexerCache, an
+    # MLAAttentionSpec of one head of index_head_dim + index_head_dim // 128 × 4 bytes: fp8 values
+    # and an fp32 scale per 128, in uint8), and the sparse MLA backend takes blocks of 64 tokens
+    index_dim = int(_text_config(config or {}).get("index_head_dim") or 0) if spec.uses_mla else 0
+    if index_dim:
+        if block_size == DEFAULT_BLOCK_SIZE:
+            block_size = 64
+            notes.append(
+                "Sparse attention: vLLM's sparse MLA backend keeps blocks of 64 tokens, and each"
+                f" layer's indexer keeps {index_dim + index_dim // 128 * 4} bytes a token beside"
+                " its KV cache."
+            )
+        if kv_bytes == 1:
+            # "fp8_ds_mla": the latent in fp8 with an fp32 scale per 128, the rope part in bf16
+            for i in per_token_1:
+                per_token_1[i] = spec.kv_lora_rank + spec.kv_lora_rank // 128 * 4 + spec.qk_rope_head_dim * 2
     state_kinds = [i for i, k in enumerate(kinds) if k in ("linear", "ssm", "recurrent")]
     mamba_page = 0
     if state_kinds:
@@ -762,6 +837,9 @@ def kv_layer_specs(
             out.append((i, KvSpec("mamba", 0, mamba_page)))
         elif kind not in ("shared", "none"):
             raise EngineError(f"layer {i}: vLLM's cache for a {kind!r} layer is not modelled")
+    if index_dim:
+        index_page = (index_dim + index_dim // 128 * 4) * block_size
+        out += [(spec.num_layers + i, KvSpec("full", block_size, index_page)) for i, _ in list(out)]
     if state_kinds:
         attn_pages = {s.page_bytes for _, s in out if s.kind != "mamba"}
         page = max(attn_pages) if attn_pages else mamba_page
