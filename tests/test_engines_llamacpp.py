@@ -282,3 +282,49 @@ def test_metal_needs_the_working_set_not_the_ram() -> None:
         "load_tensors: offloaded 33/33 layers to GPU"
     )
     assert p["metal_working_set_bytes"] == pytest.approx(12345.67e6)
+
+
+# --- every collected log with settings: predicted against printed ------------------------------
+
+CHECKED = [r for r in LOGS if r.get("settings")]
+
+
+def _predict(rec: dict):
+    log = _log(rec)
+    cfg = _config(rec["config"]) if rec.get("config") else log_config(log)
+    s = dict(rec["settings"])
+    gpu = s.pop("gpu", "rtx-4090")
+    return log, llamacpp_startup(cfg, gpu, fit=False, **s)
+
+
+def _devices(r) -> dict[str, object]:
+    return {d.name: d for d in r.devices}
+
+
+@pytest.mark.parametrize("rec", CHECKED, ids=[r["id"] for r in CHECKED])
+def test_collected_log_against_prediction(rec: dict) -> None:
+    """Model buffer per device and KV within 1 % where the file's type mix is known; the GPU
+    compute buffer within 10 % where the record names the estimate as applicable; offloaded
+    layers exact."""
+    log, r = _predict(rec)
+    devs = _devices(r)
+    checks = rec.get("checks", [])
+    assert checks, "a record with settings checks something"
+    if "model_buffers" in checks:
+        for dev, printed in log["model_buffers"].items():
+            name = "CPU" if dev.startswith("CPU") else dev
+            assert devs[name].model_bytes == pytest.approx(printed, rel=0.01), dev
+    if "kv" in checks:
+        assert r.kv_bytes == pytest.approx(log["kv_bytes"], rel=0.01)
+        for dev, printed in log.get("kv_buffers", {}).items():
+            assert devs[dev].kv_bytes == pytest.approx(printed, rel=0.01), dev
+    if "compute" in checks:
+        for dev, printed in log["compute_buffers"].items():
+            if dev in devs and devs[dev].total_bytes is not None:
+                assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
+    if "offloaded" in checks:
+        assert r.offloaded_layers == log["offloaded_layers"]
+    if "type_counts" in checks:
+        assert r.type_counts() == log["type_counts"]
+    if "file_size" in checks:
+        assert r.file_bytes == pytest.approx(log["file_bytes"], rel=0.005)

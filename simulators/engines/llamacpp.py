@@ -1166,6 +1166,7 @@ _RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
 _RE_FILE_SIZE = re.compile(r"file size\s*=\s*([\d.]+) (GiB|MiB)\s*\(([\d.]+) BPW\)")
 _RE_FILE_TYPE = re.compile(r"file type\s*=\s*(\S+)")
 _RE_TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
+_RE_PRINT_INFO = re.compile(r"(?:print_info|llm_load_print_meta):\s+(\w+)\s+=\s+(\S+)")
 _RE_KV_META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s+(.*)$")
 _RE_TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
 _RE_SWA_CELLS = re.compile(r"creating\s+SWA KV cache, size = (\d+) cells")
@@ -1292,6 +1293,14 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
         out["tensor_count"] = int(m.group(1))
     if meta:
         out["metadata"] = meta
+    info: dict[str, Any] = {}
+    for key, value in _RE_PRINT_INFO.findall(text):
+        try:
+            info[key] = int(value)
+        except ValueError:
+            info[key] = value
+    if info:
+        out["print_info"] = info
     for key, rx in (
         ("ollama_weights", _RE_OLLAMA_WEIGHTS),
         ("ollama_kv", _RE_OLLAMA_KV),
@@ -1332,11 +1341,39 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     return out
 
 
+# print_info name -> GGUF key suffix (src/llama-model.cpp print_info prints the hparams it loaded)
+_PRINT_INFO_KEYS = {
+    "n_layer": "block_count",
+    "n_embd": "embedding_length",
+    "n_ff": "feed_forward_length",
+    "n_head": "attention.head_count",
+    "n_head_kv": "attention.head_count_kv",
+    "n_embd_head_k": "attention.key_length",
+    "n_embd_head_v": "attention.value_length",
+    "n_ctx_train": "context_length",
+    "n_expert": "expert_count",
+    "n_expert_used": "expert_used_count",
+    "n_ff_exp": "expert_feed_forward_length",
+    "n_swa": "attention.sliding_window",
+    "n_vocab": "vocab_size",
+}
+
+
 def log_config(parsed: Mapping[str, Any]) -> dict[str, Any]:
-    """The GGUF metadata a parsed log printed, with its tensor count, as ``llamacpp_startup`` takes it."""
+    """The model a parsed log describes, as GGUF keys ``llamacpp_startup`` takes: the
+    "llama_model_loader: - kv" lines, completed by the hyper-parameters print_info printed,
+    with the file's tensor count."""
     meta = dict(parsed.get("metadata") or {})
+    info = parsed.get("print_info") or {}
+    arch = meta.get("general.architecture") or info.get("arch")
+    if arch and info:
+        meta.setdefault("general.architecture", arch)
+        for name, suffix in _PRINT_INFO_KEYS.items():
+            value = info.get(name)
+            if isinstance(value, int) and not (name in ("n_expert", "n_swa") and value == 0):
+                meta.setdefault(f"{arch}.{suffix}", value)
     if not meta:
-        raise EngineError("the log prints no GGUF metadata (llama_model_loader: - kv lines)")
+        raise EngineError("the log prints no GGUF metadata (llama_model_loader: - kv or print_info lines)")
     if "tensor_count" in parsed:
         meta["tensor_count"] = parsed["tensor_count"]
     return meta
