@@ -1354,3 +1354,12 @@ def design_verdict_text(
 
 
 LABELS["design_verdict_text"] = design_verdict_text
+
+
+def half_dtype_name(gpu: str) -> str:
+    """The 16-bit format a GPU runs: "BF16" where the catalog has a BF16 peak for it, else "FP16"
+    (a T4 or a V100 has no BF16; engines run FP16 there, with the same bytes)."""
+    return "BF16" if has_peak(gpu, "bf16") else "FP16"
+
+
+LABELS["half_dtype_name"] = half_dtype_name
