@@ -172,8 +172,9 @@ _HF_ARCH = {
     "gemma2": "gemma2",
     "gemma3": "gemma3",
     "gemma3_text": "gemma3",
+    "phi3": "phi3",
 }
-ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3")
+ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3")
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,20 @@ def _tensors(hp: Hparams) -> list[Tensor]:
         top.append(Tensor("rope_freqs.weight", (hp.head_dim_k // 2,), 0))
     out = sorted(top, key=lambda t: t.name)
     for il in range(hp.n_layer):
+        if hp.arch == "phi3":
+            # src/llama-model.cpp LLM_ARCH_PHI3: fused QKV and a fused gate+up projection
+            out += sorted(
+                [
+                    Tensor(f"blk.{il}.attn_norm.weight", (e,), il),
+                    Tensor(f"blk.{il}.attn_qkv.weight", (e, qd + kvd + vd), il),
+                    Tensor(f"blk.{il}.attn_output.weight", (qd, e), il),
+                    Tensor(f"blk.{il}.ffn_norm.weight", (e,), il),
+                    Tensor(f"blk.{il}.ffn_up.weight", (e, 2 * hp.n_ff), il),
+                    Tensor(f"blk.{il}.ffn_down.weight", (hp.n_ff, e), il),
+                ],
+                key=lambda t: t.name,
+            )
+            continue
         blk = [
             Tensor(f"blk.{il}.attn_norm.weight", (e,), il),
             Tensor(f"blk.{il}.attn_q.weight", (e, qd), il),
