@@ -626,3 +626,39 @@ def test_sparse_attention_indexer_keeps_its_own_cache(preset):
     assert {s.page_bytes for s in mla} == {(512 + 64) * 2 * 64}
     pool = engines.kv_pool(specs, 40 * GiB, max_model_len=8192, max_num_batched_tokens=8192)
     assert pool.tokens == int(40 * GiB // (p.spec.num_layers * (1152 + 132) * 64)) * 64
+
+
+@pytest.mark.parametrize(
+    ("gpu", "tp", "fabric", "expected"),
+    [
+        ("h100-sxm", 8, None, "nvlink-nvls"),
+        ("b200", 8, None, "nvlink-nvls"),
+        ("a100-80gb-sxm", 4, None, "nvlink"),
+        ("a100-80gb-sxm", 4, "pcie", "pcie"),
+        ("l40s", 4, None, "pcie"),
+        ("rtx-3090", 2, None, "pcie"),
+    ],
+)
+def test_the_fabric_comes_from_the_catalog_or_the_argument(gpu, tp, fabric, expected):
+    s = vllm_startup(_preset("llama-3.1-8b").config, gpu, tp=tp, max_model_len=4096, fabric=fabric)
+    assert s.fabric == expected
+
+
+def test_non_torch_memory_follows_its_causes():
+    """NVLink SHARP buffers only through NVSwitch; over PCIe NCCL keeps little, and vLLM's custom
+    all-reduce (16 MiB of IPC buffers) runs only for two PCIe GPUs (custom_all_reduce.py)."""
+    config = _preset("llama-3.1-8b").config
+
+    def nt(gpu, tp, **kw):
+        return vllm_startup(config, gpu, tp=tp, max_model_len=4096, **kw)
+
+    one = nt("l40s", 1).non_torch_bytes
+    assert nt("l40s", 4).non_torch_bytes == one  # custom all-reduce off beyond two PCIe GPUs
+    assert nt("rtx-3090", 2).non_torch_bytes == one + engines.vllm.CUSTOM_AR_BYTES
+    assert nt("h100-sxm", 2).non_torch_bytes > 7 * nt("l40s", 2).non_torch_bytes
+    pcie = nt("l40s", 4).ledger().get("overhead")
+    assert pcie.kind == "measured" and pcie.low == pytest.approx(0.20 * GiB) and "PCIe" in pcie.cause
+    with pytest.raises(EngineError, match="RCCL"):
+        nt("mi300x", 2)
+    with pytest.raises(EngineError, match="fabric 'ib'"):
+        nt("h100-sxm", 2, fabric="ib")

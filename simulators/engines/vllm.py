@@ -603,6 +603,80 @@ MEASURED_RANGES_GIB: dict[str, tuple[float, float, int]] = {
 }
 
 
+# Non-torch memory at TP >= 2 over PCIe: NCCL moves data peer to peer or through host memory and
+# allocates no NVLink SHARP buffers, and vLLM's custom all-reduce stays off beyond two PCIe GPUs
+# (custom_all_reduce.py: "not supported on more than two PCIe-only GPUs"). Measured on two PCIe
+# machines: 0.25 GiB per GPU on 2× RTX 4090 at TP 2 (https://github.com/vllm-project/vllm/issues/13061)
+# and 0.20 GiB on four 23.58 GiB GPUs (https://github.com/vllm-project/vllm/pull/14447), both vLLM
+# 0.7-0.8 V0 ("non_torch_memory takes"), the issue-30 analysis of five 0.19 PCIe logs finding 0.25
+# GiB right to +1-2 %.
+NON_TORCH_PCIE_GIB = (0.20, 0.25)
+# vLLM's custom all-reduce, when it runs (world size 2, 4, 6 or 8 in one node, and two GPUs or a
+# fully NVLink-connected set: custom_all_reduce.py), allocates two IPC buffers outside PyTorch
+# with cudaMalloc: meta_size() + max_size for the signals and max_size for the registered copy,
+# max_size = 8 MiB (8192 × 1024); its 8 MiB rank_data is a torch tensor.
+CUSTOM_AR_MAX_SIZE = 8192 * 1024
+CUSTOM_AR_BYTES = 2 * CUSTOM_AR_MAX_SIZE
+
+
+def fabric_of(accel: Accelerator, fabric: str | None = None) -> str:
+    """How the GPUs of one node talk: "nvlink-nvls" (NVLink 4/5 through NVSwitch: NCCL's NVLink
+    SHARP buffers), "nvlink" (NVLink without SHARP: NVLink 2/3, bridges) or "pcie". From the
+    catalog's interconnect row, or ``fabric`` ("nvlink" or "pcie") where a GPU comes in both."""
+    iid = accel.interconnect_id or ""
+    if fabric not in (None, "", "nvlink", "pcie"):
+        raise EngineError(f"fabric {fabric!r}: choose 'nvlink' or 'pcie'")
+    if fabric == "pcie" or (not fabric and not iid.startswith("nvlink")):
+        return "pcie"
+    if iid in ("nvlink-4", "nvlink-5"):
+        return "nvlink-nvls"
+    return "nvlink"
+
+
+def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[float, float, float, str]:
+    """(bytes, low, high, cause) of the memory outside PyTorch on one GPU, from what allocates it.
+
+    TP 1: CUDA kernels loaded on first use and cuBLAS/cuBLASLt workspaces (measured, 0.19 H100).
+    PP alone: point-to-point sends, 0.07 GiB. TP >= 2 adds NCCL's buffers, which depend on the
+    fabric: through NVSwitch (NVLink 4/5) NCCL sets up NVLink SHARP (NVLS) buffers, measured
+    with the custom all-reduce at 2.06-2.21 GiB on H100 nodes; over PCIe neither (0.20-0.25
+    GiB on two PCIe machines); on NVLink without SHARP the custom all-reduce's 16 MiB beside
+    NCCL's peer-to-peer buffers, not measured: the range spans the two measured fabrics.
+    """
+    lo1, hi1, _ = MEASURED_RANGES_GIB["non_torch_tp1"]
+    if tp == 1 and pp > 1:
+        pp_bytes = NON_TORCH_BYTES_PP
+        return (pp_bytes, pp_bytes, pp_bytes, "point-to-point sends between pipeline stages")
+    if tp == 1:
+        return (NON_TORCH_BYTES_TP1, lo1 * GiB, hi1 * GiB, "CUDA kernels and cuBLAS workspaces")
+    if accel.vendor != "NVIDIA":
+        raise EngineError(
+            f"tp {tp} on {accel.name}: RCCL's buffers over Infinity Fabric are not measured; run"
+            " one GPU per engine, or enter the non-torch memory your log prints"
+        )
+    pcie_lo, pcie_hi = NON_TORCH_PCIE_GIB
+    if fabric == "pcie":
+        custom = CUSTOM_AR_BYTES if tp == 2 else 0.0
+        cause = "NCCL over PCIe (no NVLink SHARP)" + (
+            ", the custom all-reduce's 16 MiB" if custom else "; custom all-reduce off beyond two PCIe GPUs"
+        )
+        return (NON_TORCH_BYTES_TP1 + custom, pcie_lo * GiB, max(pcie_hi, hi1) * GiB + custom, cause)
+    lo_n, hi_n, _ = MEASURED_RANGES_GIB["non_torch_tpn"]
+    if fabric == "nvlink-nvls":
+        return (
+            NON_TORCH_BYTES_TPN,
+            lo_n * GiB,
+            hi_n * GiB,
+            "NCCL's NVLink SHARP buffers through NVSwitch and the custom all-reduce",
+        )
+    return (
+        NON_TORCH_BYTES_TP1 + CUSTOM_AR_BYTES,
+        pcie_lo * GiB,
+        hi_n * GiB,
+        "NCCL over NVLink without SHARP and the custom all-reduce's 16 MiB (not measured)",
+    )
+
+
 def pp_partitions(num_layers: int, pp: int) -> list[int]:
     """Layers per pipeline stage (``distributed/utils.py: get_pp_indices``): an even split, the
     remainder going one each to the stages before the last, from the second-last backwards."""
@@ -1010,6 +1084,10 @@ class VllmStartup:
     notes: tuple[str, ...] = ()
     total_source: str = ""
     version: str = "0.19"  # the modelled ledger ("0.19" or "0.21+"), see VLLM_LEDGERS
+    fabric: str = "pcie"  # "nvlink-nvls", "nvlink" or "pcie" (fabric_of)
+    non_torch_low: float = 0.0
+    non_torch_high: float = 0.0
+    non_torch_cause: str = ""
     total_low: float = 0.0  # the device total's range when it comes from a rule, not a reading
     total_high: float = 0.0
 
@@ -1033,7 +1111,11 @@ class VllmStartup:
                     key=_PART_KEYS[key],
                     label=label,
                     bytes=max(float(getattr(self, key)), 0.0),
-                    cause=_TERM_CAUSES[key],
+                    cause=(
+                        self.non_torch_cause
+                        if key == "non_torch_bytes" and self.non_torch_cause
+                        else _TERM_CAUSES[key]
+                    ),
                     source=_TERM_SOURCES[key],
                     kind="measured" if key in _MEASURED_TERMS else "derived",
                     low=_MEASURED_TERMS[key](self)[0] if key in _MEASURED_TERMS else None,
@@ -1080,12 +1162,15 @@ def vllm_startup(
     total_bytes: float | None = None,
     offline: bool = False,
     version: str = "0.19",
+    fabric: str | None = None,
 ) -> VllmStartup:
     """Predict what vLLM prints when it starts this model on ``gpu`` (per GPU).
 
     ``version``: "0.19" (0.19-0.20: CUDA graphs captured on top of the KV budget) or "0.21+"
     (or any version string; ``vllm_family`` maps it): from 0.21 vLLM estimates the graphs'
     pool first and takes it out of the KV budget. Another version is refused with the reason.
+    ``fabric`` ("nvlink" or "pcie") says how the node's GPUs talk where the catalog row comes in
+    both (an A100 80GB on PCIe); by default the row's interconnect decides (``fabric_of``).
 
     ``spec`` is a ``ModelSpec`` or the model's ``config.json`` (needed for a checkpoint's
     ``quantization_config`` and for hybrid models' state layers; or pass it as ``config``).
@@ -1142,10 +1227,10 @@ def vllm_startup(
         act["encoder_outputs"] = batched * spec.hidden_size * layout.dtype_bytes
         act["total"] += act["encoder_outputs"]
     activation = act["total"]
-    non_torch = NON_TORCH_BYTES_TP1 if tp == 1 else NON_TORCH_BYTES_TPN
+    node_fabric = fabric_of(accel, fabric)
+    non_torch, non_torch_low, non_torch_high, non_torch_cause = non_torch_term(accel, tp, pp, node_fabric)
     stages: list[dict[str, Any]] = []
     if pp > 1:
-        non_torch = NON_TORCH_BYTES_PP if tp == 1 else NON_TORCH_BYTES_TPN
         stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
         weights, activation = stages[0]["weights"], stages[0]["activation"]
     graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
@@ -1175,6 +1260,10 @@ def vllm_startup(
         "weights_parts": weights_parts,
         "activation_parts": act,
         "total_source": total_source,
+        "fabric": node_fabric,
+        "non_torch_low": float(non_torch_low),
+        "non_torch_high": float(non_torch_high),
+        "non_torch_cause": non_torch_cause,
         "version": family,
         "total_low": float(total_low),
         "total_high": float(total_high),
@@ -1743,10 +1832,9 @@ _TERM_SOURCES = {
 
 
 def _non_torch_range(s: VllmStartup) -> tuple[float, float]:
-    if s.pp > 1 and s.tp == 1:
-        return (s.non_torch_bytes, s.non_torch_bytes)
-    lo, hi, _ = MEASURED_RANGES_GIB["non_torch_tp1" if s.tp == 1 else "non_torch_tpn"]
-    return (lo * GiB, hi * GiB)
+    if s.non_torch_high:
+        return (min(s.non_torch_low, s.non_torch_bytes), max(s.non_torch_high, s.non_torch_bytes))
+    return (s.non_torch_bytes, s.non_torch_bytes)
 
 
 def _graph_range(s: VllmStartup) -> tuple[float, float]:
