@@ -1560,10 +1560,11 @@ export default function (component) {
           (info.is_fallback_adapter ? " (a software adapter: it runs on your CPU, so it measures an emulator, not a GPU)" : "");
         view.say(
           (G.options.quick === false
-            ? "Ready. A full run takes about 1–3 minutes on a GPU and longer on a software adapter (its matmuls " +
-              "alone can take a minute there); the bar moves with every sample. Keep this tab in front while it runs."
-            : "Ready. A quick run takes about 10–30 seconds on a GPU and up to a minute on a software adapter; " +
-              "keep this tab in front while it runs.") +
+            ? "Ready. A full run takes up to a few minutes (86 s on Chromium's software adapter on a 2-core " +
+              "machine, its ladders to 192 MiB and 256 MiB); the bar moves with every sample. Keep this tab in " +
+              "front while it runs."
+            : "Ready. A quick run takes about 15–30 seconds (16–21 s on Chromium's software adapter on a 2-core " +
+              "machine); keep this tab in front while it runs.") +
             (isMobile()
               ? " On a phone the buffers are kept small (64 MiB at most), the screen must stay on, and a " +
                 "phone that warms up slows down, so a second run may read lower."
