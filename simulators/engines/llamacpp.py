@@ -1178,7 +1178,7 @@ _RE_COMPUTE = re.compile(
 _RE_OFFLOAD = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
 _RE_NCTX = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+n_ctx\s*=\s*(\d+)")
 _RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
-_RE_FILE_SIZE = re.compile(r"(?:file|model) size\s*=\s*([\d.]+) (GiB|MiB)\s*\(([\d.]+) BPW\)")
+_RE_FILE_SIZE = re.compile(r"(?:file|model) size\s*=\s*([\d.]+) (GiB|MiB)(?:\s*\(([\d.]+) BPW\))?")
 _RE_FILE_TYPE = re.compile(r"(?:file type|model ftype)\s*=\s*(.+?)\s*$", re.M)
 _RE_TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
 _RE_PRINT_INFO = re.compile(r"(?:print_info|llm_load_print_meta):\s+(\w+)\s+=\s+(\S+)")
@@ -1291,7 +1291,8 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     m = _RE_FILE_SIZE.search(text)
     if m:
         out["file_bytes"] = float(m.group(1)) * _UNIT[m.group(2)]
-        out["bpw"] = float(m.group(3))
+        if m.group(3):
+            out["bpw"] = float(m.group(3))
     m = _RE_FILE_TYPE.search(text)
     if m:
         out["file_type"] = m.group(1)

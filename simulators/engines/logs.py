@@ -58,8 +58,8 @@ register(
 )
 register(
     "llama.cpp",
-    r"llama_model_loader:|load_tensors:|llm_load_tensors:|llama_kv_cache|llama_context:|print_info: file type"
-    r"|llama_new_context_with_model:",
+    r"llama_model_loader:|load_tensors:|llm_load_tensors:|llama_kv_cache|llama_context:|print_info:"
+    r"|llm_load_print_meta:|llama_new_context_with_model:|llama_init_from_model:",
     _llamacpp_parser,
 )
 
