@@ -47,7 +47,7 @@ with layout.main:
                 st.markdown(f"**{name}**, from {origin}:")
                 st.dataframe(table, hide_index=True, width="stretch")
             prose(page.section("measured"))
-notice_box(page.section("notice"), layout.notice)
+notice_box(page.notice(chosen), layout.notice)
 
 with layout.more:
     tables = {f.id: view.tables(f.id, state["mh_load"]) for f in fams}

@@ -80,7 +80,7 @@ with layout.main:
     else:
         show(out["gantt"], key="chart-par-gantt")
         prose(page.section("pipeline"))
-notice_box(page.section("notice"), layout.notice)
+notice_box(page.notice(chosen), layout.notice)
 with layout.more:
     st.header("How the layout works", divider="gray")
     prose(page.body)

@@ -48,7 +48,7 @@ else:
 if SECTION_TEXT[chosen]:
     with layout.main:
         prose(page.section(SECTION_TEXT[chosen]))
-notice_box(page.section("notice"), layout.notice)
+notice_box(page.notice(chosen), layout.notice)
 with layout.more:
     st.header("How this page works", divider="gray")
     prose(page.body)

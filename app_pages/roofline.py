@@ -31,7 +31,7 @@ with layout.advanced:
 state.sync_out()
 
 render_roofline(state, layout.main, "rf", verdict=layout.verdict)
-notice_box(page.section("notice"), layout.notice)
+notice_box(page.notice(), layout.notice)
 
 with layout.more:
     st.header("Decode as the batch grows", divider="gray")

@@ -131,7 +131,7 @@ else:
     if out.get("decode"):
         view.render_decode_time(state, layout.main, "fit")
         view.render_cache_by_kind(state, layout.main, "fit")
-    notice_box(page.section("notice"), layout.notice)
+    notice_box(page.notice("" if values["fit_task"] == "inference" else "training"), layout.notice)
 
 with layout.more:
     if out["spec"].defaulted_fields:

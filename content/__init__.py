@@ -38,6 +38,11 @@ class ContentPage:
         except KeyError:
             raise KeyError(f"content/{self.name}.md has no '## {key}' section") from None
 
+    def notice(self, view: str = "") -> str:
+        """The "What to notice" text for the view on screen: ``## notice-<view>`` where the page has
+        one (its bullets name only that view's controls), else the page's ``## notice``."""
+        return self.sections.get(f"notice-{view}") or self.section("notice")
+
 
 def _split_sections(body: str) -> tuple[str, dict[str, str]]:
     parts = _SECTION.split(body)

@@ -125,3 +125,95 @@ def test_a_step_that_misses_a_divisor_moves_on_in_its_direction():
     assert rebalance(64, 3, 4, 8, "par_tp", was=2)[:3] == (4, 4, 4)
     assert rebalance(64, 3, 4, 4, "par_tp", was=4)[:3] == (2, 4, 8)
     assert "TP 3 does not divide 64 GPUs, so it is 4" in rebalance(64, 3, 4, 8, "par_tp", was=2)[3]
+
+
+# ---------------------------------------------------------------------------------------------
+# "What to notice" speaks only of controls the view on screen has (issue 34): every **bold** name in
+# a notice is the title of a control drawn with that view, or the label of one of the page's views.
+# ---------------------------------------------------------------------------------------------
+
+
+def _notices():
+    """(page, view, notice text, titles of the controls drawn with that view, view labels)."""
+    import re as _re
+
+    from content import load_page
+    from content.schema import MH_VIEWS, PAR_VIEWS, QUANT_VIEWS, params_for
+    from ui.views import memory_hierarchy as mh
+    from ui.views import quantization as qv
+
+    def titles(page_path, keys):
+        params = params_for(page_path)
+        return {params[k].title for k in keys}
+
+    out = []
+    quant = load_page("quantization")
+    for name, view in qv.VIEWS.items():
+        shown = titles("quantization", ("q_view", *view.controls))
+        out.append(("quantization", name, quant.notice(name), shown, set(QUANT_VIEWS.values())))
+    memory = load_page("memory_hierarchy")
+    extra = {"littles": ("mh_load",), "placement": ("mh_model", "mh_ctx", "mh_wfmt", "mh_kvfmt")}
+    for name in mh.VIEWS:
+        shown = titles("memory-hierarchy", ("mh_view", "mh_a", "mh_b", *extra.get(name, ())))
+        out.append(("memory_hierarchy", name, memory.notice(name), shown, set(MH_VIEWS.values())))
+    par_page = load_page("parallelism")
+    every = [p.key for p in params_for("parallelism").params]  # the page draws all its controls
+    for name in PAR_VIEWS:
+        out.append(
+            (
+                "parallelism",
+                name,
+                par_page.notice(name),
+                titles("parallelism", every),
+                set(PAR_VIEWS.values()),
+            )
+        )
+    roof = load_page("roofline")
+    out.append(
+        (
+            "roofline",
+            "",
+            roof.notice(),
+            titles("roofline", [p.key for p in params_for("roofline").params]),
+            set(),
+        )
+    )
+    fit = load_page("will_it_fit")
+    inference = (
+        "fit_model",
+        "fit_task",
+        "fit_gpu",
+        "fit_gpus",
+        "fit_wfmt",
+        "fit_kvfmt",
+        "fit_ctx",
+        "fit_batch",
+    )
+    training = ("fit_model", "fit_task", "fit_gpu", "fit_gpus", "fit_recipe", "fit_seq", "fit_mb", "fit_zero")
+    out.append(("will_it_fit", "inference", fit.notice(""), titles("will-it-fit", inference), set()))
+    out.append(("will_it_fit", "training", fit.notice("training"), titles("will-it-fit", training), set()))
+    return [
+        (page, view, _re.sub(r"\s+", " ", text), shown, labels) for page, view, text, shown, labels in out
+    ]
+
+
+def test_what_to_notice_names_only_controls_its_view_has():
+    import re as _re
+
+    checked = 0
+    for page, view, text, shown, labels in _notices():
+        assert text.strip(), (page, view)
+        for name in _re.findall(r"\*\*([^*]+)\*\*", text):
+            assert name in shown | labels, (page, view, name, sorted(shown))
+            checked += 1
+    assert checked >= 15  # the notices do name controls; each one is checked
+
+
+def test_a_view_without_a_control_is_not_told_to_use_it():
+    """The bug the issue names: a notice sending the reader to a control the view does not draw.
+    Quantization's Matmul view has only α; its notice must not mention Format, Tensor or Scale."""
+    from content import load_page
+
+    text = load_page("quantization").notice("matmul")
+    assert "**Format**" not in text and "**Tensor**" not in text and "**Scale**" not in text
+    assert "SmoothQuant migration strength α" in text
