@@ -209,9 +209,15 @@ def test_compute_comm_overlap_matches_step_time() -> None:
     assert rows["gradient all-reduce (s)"]["serial"] == serial.dp_s
     backward = rows["backward pass (s)"]["serial"]
     assert math.isclose(rows["forward pass (s)"]["serial"] + backward, serial.compute_s)
-    exposed = max(0.0, serial.dp_s - backward)
+    # the last DDP bucket (25 MiB) is reduced only after the backward pass: a tail of its share of
+    # the all-reduce, so the exposed part is the larger of the overflow and that tail
+    grads = terms[0].bytes_per_gpu / ring_allreduce_bytes_per_gpu(1.0, 16)
+    tail = serial.dp_s * parallelism.DDP_BUCKET_BYTES / grads
+    assert parallelism.DDP_BUCKET_BYTES == 25 * 2**20
+    exposed = max(serial.dp_s - backward, tail)
     assert math.isclose(rows["all-reduce exposed (s)"]["overlapped"], exposed)
     assert math.isclose(rows["step (s)"]["overlapped"], serial.compute_s + exposed)
+    assert 0 < tail < 0.001  # a thin tail: 0.15 ms of 94 ms
     assert block_grid._seconds(serial.total_s) in d.alt
 
 
@@ -222,9 +228,9 @@ def test_compute_comm_overlap_spreads_rings_over_every_nic() -> None:
     node puts every byte through its one NIC, and part of it stays exposed."""
     rows = {r["part"]: r for r in parallelism.compute_comm_overlap().table}
     assert 0.075 <= rows["gradient all-reduce (s)"]["serial"] <= 0.100
-    assert rows["all-reduce exposed (s)"]["overlapped"] == 0
+    assert rows["all-reduce exposed (s)"]["overlapped"] < 0.001  # only the last bucket's tail
     one_per_node = {r["part"]: r for r in parallelism.compute_comm_overlap(nodes=4, gpus_per_node=1).table}
-    assert one_per_node["all-reduce exposed (s)"]["overlapped"] > 0
+    assert one_per_node["all-reduce exposed (s)"]["overlapped"] > 0.01
 
 
 def test_batching_tpot_is_the_decode_step() -> None:

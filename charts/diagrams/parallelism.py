@@ -307,6 +307,13 @@ class TrainingFabric:
     nics_per_gpu: float | None
 
 
+# PyTorch DistributedDataParallel's gradient bucket: bucket_cap_mb = 25 by default, taken as MiB
+# ("default case (bucket cap is 25 MiB)"; bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024) in
+# torch/nn/parallel/distributed.py; pytorch/pytorch issue 118421: "by default the bucket size is set to
+# 25MB via bucket_cap_mb").
+DDP_BUCKET_BYTES = 25 * 2**20
+
+
 def _nic_link(gbits: float) -> str:
     """The InfiniBand port row of interconnects.csv at this signalling rate (400 -> NDR, 200 -> HDR)."""
     for link in load_interconnects():
@@ -392,9 +399,13 @@ def compute_comm_overlap(
     compute, dp = serial.compute_s, serial.dp_s
     forward = compute / (1 + BACKWARD_OVER_FORWARD)
     backward = compute - forward
-    hidden = min(dp, backward)
-    overlapped = step_time(spec, layout, acc, terms, dp_overlap=hidden / dp if dp else 0.0)
     dp_term = next(t for t in terms if t.key.startswith("dp"))
+    # The last bucket's gradients exist only when the backward pass ends, so its all-reduce runs
+    # after it: a tail that no overlap hides (PyTorch DDP's default bucket, DDP_BUCKET_BYTES).
+    gradient_bytes = dp_term.bytes_per_gpu / ring_allreduce_bytes_per_gpu(1.0, n)
+    tail = dp * min(1.0, DDP_BUCKET_BYTES / gradient_bytes) if gradient_bytes else 0.0
+    hidden = max(0.0, min(dp - tail, backward))
+    overlapped = step_time(spec, layout, acc, terms, dp_overlap=hidden / dp if dp else 0.0)
     intra_name = _bare(get_interconnect(fabric.intra_link_id).name)
     if dp_term.crosses_nodes:
         # communication_per_step's rail model: one NIC per GPU, NCCL's rings leave each node through
@@ -502,12 +513,16 @@ def compute_comm_overlap(
             if overlapped.dp_exposed_s > 0
             else "all of it hides"
         )
-        + f" and the step takes {_seconds(overlapped.total_s)}."
+        + f" and the step takes {_seconds(overlapped.total_s)}"
+        + f" (the last {DDP_BUCKET_BYTES / 2**20:.0f} MiB bucket, {_seconds(tail)}, can only follow "
+        "the backward pass)."
     )
     caption = (
         "Gradients are reduced in buckets while earlier layers are still in their backward pass, so "
         "communication can hide only behind compute that is still to come: whatever exceeds the "
-        "backward pass stays on the critical path. Backward = 2 × forward, as in the pipeline model. "
+        "backward pass stays on the critical path, and so does the last bucket (PyTorch DDP's 25 MiB "
+        "default), whose gradients exist only when the backward pass ends: a thin tail. "
+        "Backward = 2 × forward, as in the pipeline model. "
         "Each part is drawn on its own fabric: NVLink inside its server and one network port per GPU "
         "where both are sourced (NCCL's rings leave a node through all of them, so the network carries "
         "1/k of each GPU's ring bytes and NVLink the rest); PCIe at the card's generation for PCIe "
