@@ -216,3 +216,36 @@ def test_a_term_page_marks_its_secondary_sources():
         url = line[line.index("](") + 2 : line.rindex(")")]
         assert line.endswith("(secondary source)") == is_secondary(url), line
     assert "(secondary source)" in sources and sources.count("(secondary source)") < len(term.sources)
+
+
+# Review section 5: what a 2026 learner typed, and the term that must now answer it first.
+MISSING_TERMS = [
+    ("test-time compute", "test-time-compute"),
+    ("reasoning tokens", "test-time-compute"),
+    ("DeepSeek Sparse Attention", "sparse-attention"),
+    ("NVIDIA Dynamo", "kv-aware-routing"),
+    ("llm-d", "kv-aware-routing"),
+    ("UALink", "ualink"),
+    ("Ultra Ethernet", "ultra-ethernet"),
+    ("Spectrum-X", "ultra-ethernet"),
+    ("EPLB", "expert-load-balancing"),
+    ("symmetric memory", "symmetric-memory"),
+    ("Programmatic Dependent Launch", "programmatic-dependent-launch"),
+    ("green contexts", "green-contexts"),
+    ("MFMA", "amd-matrix-cores"),
+    ("LMCache", "kv-cache-tiering"),
+    ("Muon", "muon-optimizer"),
+    ("silent data corruption", "silent-data-corruption"),
+    ("power capping", "clock-locking"),
+    ("co-packaged optics", "co-packaged-optics"),
+    ("attention-FFN disaggregation", "attention-ffn-disaggregation"),
+    ("H2O", "kv-cache-eviction"),
+    ("YaRN", "rope-scaling"),
+    ("DeepGEMM", "deepgemm"),
+    ("PXN", "rail-optimized-topology"),
+]
+
+
+@pytest.mark.parametrize(("query", "term_id"), MISSING_TERMS, ids=[q for q, _ in MISSING_TERMS])
+def test_a_missing_2026_term_is_found_first(query, term_id):
+    assert search(query, limit=1)[0].id == term_id
