@@ -488,6 +488,15 @@ def _expect_nvlink(d: Diagram, acc) -> None:
     assert rows["Bandwidth per GPU, each way"] * 1e9 == pytest.approx(link.per_direction_bytes_per_s)
 
 
+def test_nvlink_systems_are_drawn_as_8_of_n() -> None:
+    """Review nit: GH200 was drawn as '8 GPUs through NVSwitch'; it ships in NVLink systems of up to
+    256 (DGX GH200), as GB200/GB300 in 72-GPU racks: the figure says 8 of N."""
+    gh200 = parallelism.nvlink_topology_diagram("gh200-96gb").spec["layout"]["title"]["text"]
+    assert "8 of up to 256 GPUs" in gh200
+    assert "8 of the 72 GPUs" in parallelism.nvlink_topology_diagram("gb300").spec["layout"]["title"]["text"]
+    assert "of " not in parallelism.nvlink_topology_diagram("h100-sxm").spec["layout"]["title"]["text"][:12]
+
+
 def _expect_zero_stages(d: Diagram, acc) -> None:
     assert f"{acc.name} holds {acc.memory_label}" in d.alt
 

@@ -78,7 +78,12 @@ def nvlink_topology_diagram(gpu: str = "h100-sxm", n_gpus: int = 8) -> Diagram:
     # The interconnect's name lists the products it first shipped in ("NVLink 5 (B200, GB200)");
     # on a B300 that list reads as wrong, so the generation alone is shown.
     link_name = link.name.split(" (")[0]
-    rack = "NVL72" in acc.name
+    # The NVLink domain the drawn GPUs belong to, where sourced: NVL72 racks (GB200, GB300) and the
+    # DGX GH200's NVLink Switch System of up to 256: the drawing is "n of N", not a whole system.
+    domain = schematic.arch_fact(acc.id, "nvlink_domain_gpus") or schematic.arch_fact(
+        acc.id, "nvlink_system_gpus"
+    )
+    rack = domain is not None and int(domain) > n_gpus
     per_dir = link.per_direction_bytes_per_s
     per_link = per_dir / link.links if link.links else None
     top = math.ceil(n_gpus / 2)
@@ -125,7 +130,11 @@ def nvlink_topology_diagram(gpu: str = "h100-sxm", n_gpus: int = 8) -> Diagram:
         + f"({si(link.bidirectional_bytes_per_s, 'B/s')} both ways), to any other GPU."
     )
     spec = schematic._schematic(
-        f"{n_gpus} of the 72 GPUs of an NVL72 rack, through NVSwitch"
+        (
+            f"{n_gpus} of the 72 GPUs of an NVL72 rack, through NVSwitch"
+            if rack and int(domain) == 72
+            else f"{n_gpus} of up to {int(domain)} GPUs in one NVLink system, through NVSwitch"
+        )
         if rack
         else f"{n_gpus} GPUs through NVSwitch",
         f"{link_name}: each GPU {links_text} = {si(per_dir, 'B/s')} each way",
@@ -140,7 +149,15 @@ def nvlink_topology_diagram(gpu: str = "h100-sxm", n_gpus: int = 8) -> Diagram:
         table,
         "Every GPU sends all its links into the switches, so any pair talks at the full per-GPU rate; the "
         "datasheet's figure adds both directions. The switch chips are drawn as one fabric"
-        + ("; in an NVL72 rack all 72 GPUs share it." if rack else "."),
+        + (
+            (
+                f"; all {int(domain)} GPUs of the rack share it."
+                if int(domain) == 72
+                else f"; up to {int(domain)} GPUs share it."
+            )
+            if rack
+            else "."
+        ),
     )
 
 
