@@ -507,11 +507,21 @@ def _use_more_bits(i: int, n: int) -> bool:
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
-def quant_types(hp: Hparams, quant: str) -> list[Tensor]:
-    """Each tensor with the type a ``llama-quantize <preset>`` file stores it in (no imatrix, no
-    overrides): src/llama-quant.cpp llama_tensor_get_type_impl and tensor_type_fallback."""
+def quant_types(
+    hp: Hparams, quant: str, output_tensor_type: str | None = None, token_embedding_type: str | None = None
+) -> list[Tensor]:
+    """Each tensor with the type a ``llama-quantize <preset>`` file stores it in:
+    src/llama-quant.cpp llama_tensor_get_type_impl and tensor_type_fallback. The two overrides
+    are llama-quantize's ``--output-tensor-type`` and ``--token-embedding-type`` (the "_L" files
+    that keep both in q8_0); per-tensor ``--tensor-type`` patterns are not followed."""
     if quant not in PRESETS:
         raise EngineError(f"quant {quant!r} is not a preset this model follows ({', '.join(PRESETS)})")
+    for name, value in (
+        ("output_tensor_type", output_tensor_type),
+        ("token_embedding_type", token_embedding_type),
+    ):
+        if value is not None and value not in gguf_types():
+            raise EngineError(f"{name} {value!r} is not a GGUF type this model sizes")
     default = PRESETS[quant]
     tensors = _tensors(hp)
     n_attention_wv = sum(1 for t in tensors if _category(t.name) == "attn_v")
@@ -529,6 +539,13 @@ def quant_types(hp: Hparams, quant: str) -> list[Tensor]:
             continue
         cat = _category(t.name)
         new = default
+        # llama_tensor_get_type: the user's embedding / output types win over the preset
+        if token_embedding_type and cat == "token_embd":
+            out.append(Tensor(t.name, t.shape, t.layer, token_embedding_type))
+            continue
+        if output_tensor_type and (cat == "output" or (hp.tied and cat == "token_embd")):
+            out.append(Tensor(t.name, t.shape, t.layer, output_tensor_type))
+            continue
         if cat == "output" or (hp.tied and cat == "token_embd"):
             if quant == "MXFP4_MOE" or t.shape[0] % _t(new).block_elements:
                 new = "q8_0"
@@ -778,6 +795,8 @@ def llamacpp_startup(
     override_tensors: Sequence[tuple[str, str]] = (),
     fit: bool = True,
     engine: str = "llama.cpp",
+    output_tensor_type: str | None = None,
+    token_embedding_type: str | None = None,
 ) -> LlamaCppStartup:
     """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
 
@@ -832,7 +851,7 @@ def llamacpp_startup(
         raise EngineError(f"gpu {acc.id!r} has no memory capacity in the catalog: give total_bytes")
     is_metal = acc.vendor == "Apple"
 
-    tensors = quant_types(hp, quant)
+    tensors = quant_types(hp, quant, output_tensor_type, token_embedding_type)
     file_bytes = sum(t.nbytes for t in tensors)
 
     # n_ctx, streams, batch (src/llama-context.cpp)
