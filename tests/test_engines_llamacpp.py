@@ -222,6 +222,15 @@ def test_unmodelled_architecture_is_refused() -> None:
 # --- the parser -------------------------------------------------------------------------------
 
 
+def test_collected_logs_have_their_source() -> None:
+    ids = [r["id"] for r in LOGS]
+    assert len(ids) == len(set(ids)) >= 30
+    for rec in LOGS:
+        assert rec["url"].startswith("https://github.com/") and rec["lines"], rec["id"]
+        if rec.get("settings"):
+            assert rec.get("type_mix") and rec.get("checks"), rec["id"]
+
+
 def test_every_collected_log_is_placed_and_read() -> None:
     for rec in LOGS:
         text = "\n".join(rec["lines"])
@@ -333,5 +342,30 @@ def test_collected_log_against_prediction(rec: dict) -> None:
     if "type_counts" in checks:  # every count the log prints (an excerpt may start mid-list)
         mine = r.type_counts()
         assert {t: mine.get(t) for t in log["type_counts"]} == log["type_counts"]
+    if "tensor_types" in checks:  # the type of every tensor the log lists, layer by layer
+        mine = {t.name: t.type for t in r.tensors}
+        assert {n: mine.get(n) for n in log["tensor_types"]} == log["tensor_types"]
+    if "tensor_count" in checks:
+        assert len(r.tensors) == log["tensor_count"]
     if "file_size" in checks:
         assert r.file_bytes == pytest.approx(log["file_bytes"], rel=0.005)
+
+
+def test_inferred_presets_are_the_only_ones_that_fit() -> None:
+    """Where a record infers the preset from what the log prints, a neighbouring preset fails."""
+    for rec_id, others in (
+        ("wasmedge-57-llama2-7b-q5_k_m-tensors", ("Q5_K_S", "Q4_K_M", "Q6_K")),
+        ("llamacpp-4249-llama2-13b-q5_k_m-tensors", ("Q5_K_S", "Q4_K_M", "Q6_K")),
+        ("ollama-9415-gemma2-9b-full", ("Q4_K_S", "Q4_K_M", "Q4_1")),
+    ):
+        rec = next(x for x in LOGS if x["id"] == rec_id)
+        log = _log(rec)
+        for quant in others:
+            s = dict(rec["settings"], quant=quant)
+            r = llamacpp_startup(_config(rec["config"]), "rtx-4090", fit=False, **s)
+            if "tensor_types" in log:
+                mine = {t.name: t.type for t in r.tensors}
+                assert {n: mine.get(n) for n in log["tensor_types"]} != log["tensor_types"], (rec_id, quant)
+            else:
+                gpu = r.gpu_devices[0].model_bytes
+                assert abs(gpu - log["model_buffers"]["CUDA0"]) / gpu > 0.005, (rec_id, quant)

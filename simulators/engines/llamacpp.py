@@ -1200,6 +1200,7 @@ _RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
 _RE_FILE_SIZE = re.compile(r"(?:file|model) size\s*=\s*([\d.]+) (GiB|MiB)(?:\s*\(([\d.]+) BPW\))?")
 _RE_FILE_TYPE = re.compile(r"(?:file type|model ftype)\s*=\s*(.+?)\s*$", re.M)
 _RE_TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
+_RE_TENSOR_LINE = re.compile(r"llama_model_loader: - tensor\s+\d+:\s+(\S+)\s+(\w+)\s+\[\s*([\d,\s]+)\]")
 _RE_PRINT_INFO = re.compile(r"(?:print_info|llm_load_print_meta):\s+(\w+)\s+=\s+(\S+)")
 _RE_KV_META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s+(.*)$")
 _RE_TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
@@ -1328,6 +1329,9 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
         out["tensor_count"] = int(m.group(1))
     if meta:
         out["metadata"] = meta
+    listed = {name: typ for name, typ, _shape in _RE_TENSOR_LINE.findall(text)}
+    if listed:
+        out["tensor_types"] = listed
     info: dict[str, Any] = {}
     for key, value in _RE_PRINT_INFO.findall(text):
         try:
@@ -1367,6 +1371,7 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
         "type_counts",
         "tensor_count",
         "metadata",
+        "tensor_types",
     )
     if not any(k in out for k in figures):
         raise LogError(
