@@ -585,7 +585,9 @@ def parallelism_3d(
         first, last = next(r.layers for r in roles if r.pp_stage == stage)
         y0 = 0.6 + stage * pitch
         notes.append(
-            _note(0, y0 + 0.22, f"<b>Stage {stage + 1}</b>: layers {first}–{last - 1}", xanchor="left")
+            # centred in the gap between the stage above (its boxes end at y0 - 0.15) and this
+            # stage's boxes (from y0 + 0.4): clear of both borders
+            _note(0, y0 + 0.125, f"<b>Stage {stage + 1}</b>: layers {first}–{last - 1}", xanchor="left")
         )
         for replica in range(dp):
             x0 = replica * (tp + group_gap)
