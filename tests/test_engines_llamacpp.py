@@ -20,6 +20,7 @@ from simulators.engines import (
 )
 from simulators.engines.llamacpp import (
     gguf_types,
+    hybrid_cache,
     log_config,
     model_hparams,
     preset_of,
@@ -296,6 +297,7 @@ def test_metal_needs_the_working_set_not_the_ram() -> None:
 # --- every collected log with settings: predicted against printed ------------------------------
 
 CHECKED = [r for r in LOGS if r.get("settings")]
+HYBRID = [r for r in LOGS if r.get("hybrid")]
 
 
 def _predict(rec: dict):
@@ -369,3 +371,21 @@ def test_inferred_presets_are_the_only_ones_that_fit() -> None:
             else:
                 gpu = r.gpu_devices[0].model_bytes
                 assert abs(gpu - log["model_buffers"]["CUDA0"]) / gpu > 0.005, (rec_id, quant)
+
+
+@pytest.mark.parametrize("rec", HYBRID, ids=[r["id"] for r in HYBRID])
+def test_hybrid_logs_against_prediction(rec: dict) -> None:
+    """Qwen3.5's hybrid memory: KV only on the full-attention layers, R and S per sequence."""
+    log = _log(rec)
+    h = hybrid_cache(_config(rec["config"]), **rec["hybrid"])
+    if "recurrent_state" in rec["checks"]:
+        assert h.r_bytes == pytest.approx(log["r_bytes"], rel=0.01)
+        assert h.s_bytes == pytest.approx(log["s_bytes"], rel=0.01)
+        assert h.rs_cells == log["rs_cells"]
+    if "hybrid_kv" in rec["checks"]:
+        assert h.kv_bytes == pytest.approx(log["kv_bytes"], rel=0.01)
+
+
+def test_hybrid_refuses_other_models() -> None:
+    with pytest.raises(EngineError, match="model_type"):
+        hybrid_cache(_config("simulators/data/models/llama-3.1-8b.json"), n_ctx=4096)

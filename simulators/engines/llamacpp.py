@@ -1071,6 +1071,96 @@ def _host_row() -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Hybrid models: attention KV on the full-attention layers, recurrent state on the others
+# ---------------------------------------------------------------------------------------------
+
+_HYBRID_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe")
+
+
+@dataclass(frozen=True)
+class HybridCache:
+    """What llama.cpp allocates for a hybrid model's memory (src/llama-memory-hybrid.cpp)."""
+
+    attention_layers: int
+    recurrent_layers: int
+    kv_cells: int  # per stream
+    n_stream: int
+    kv_bytes: int
+    r_bytes: int  # conv states: (d_conv - 1) x (d_inner + 2 n_group d_state) f32 per cell
+    s_bytes: int  # ssm states: d_state x d_inner f32 per cell
+    rs_cells: int  # max(1, n_seq_max): one state per sequence
+
+    @property
+    def rs_bytes(self) -> int:
+        return self.r_bytes + self.s_bytes
+
+
+def hybrid_cache(
+    config: Mapping[str, Any],
+    *,
+    n_ctx: int,
+    n_parallel: int = 1,
+    kv_unified: bool = False,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+) -> HybridCache:
+    """The KV cache and recurrent state of a Qwen3-Next / Qwen3.5 model (gated delta net layers
+    with a full-attention layer every ``full_attention_interval``), from its config.json.
+
+    src/llama-model.cpp create_memory: a hybrid model gets llama_memory_hybrid, whose attention
+    cache holds ``n_ctx`` cells (padded to 256 by llama-context.cpp) per stream, and whose
+    recurrent cache holds ``max(1, n_seq_max)`` cells of R and S in f32
+    (src/llama-memory-recurrent.cpp); src/llama-hparams.cpp n_embd_r / n_embd_s size one cell;
+    convert_hf_to_gguf.py maps ssm.inner_size = linear_value_head_dim x linear_num_value_heads,
+    ssm.state_size = linear_key_head_dim, ssm.group_count = linear_num_key_heads, ssm.conv_kernel =
+    linear_conv_kernel_dim. The weights of these models are not sized here.
+    """
+    if not isinstance(config, Mapping):
+        raise EngineError("config must be a config.json as a dict")
+    cfg = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    model_type = str(cfg.get("model_type", ""))
+    if model_type not in _HYBRID_TYPES:
+        raise EngineError(
+            f"model_type {model_type!r} is not a hybrid this model sizes ({', '.join(_HYBRID_TYPES)})"
+        )
+    for name, value in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v)):
+        if value not in KV_TYPES:
+            raise EngineError(f"{name} {value!r} is not a KV type llama.cpp accepts ({', '.join(KV_TYPES)})")
+    if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 1:
+        raise EngineError("n_ctx must be a whole number >= 1")
+    if isinstance(n_parallel, bool) or not isinstance(n_parallel, int) or n_parallel < 1:
+        raise EngineError("n_parallel must be a whole number >= 1")
+    where = "the config"
+    n_layer = _need(cfg, "num_hidden_layers", where)
+    n_head_kv = _need(cfg, "num_key_value_heads", where)
+    head = _need(cfg, "head_dim", where)
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == n_layer:
+        attention = [t == "full_attention" for t in types]
+    else:
+        interval = _need(cfg, "full_attention_interval", where)
+        attention = [(il + 1) % interval == 0 for il in range(n_layer)]
+    d_conv = _need(cfg, "linear_conv_kernel_dim", where)
+    d_state = _need(cfg, "linear_key_head_dim", where)
+    n_group = _need(cfg, "linear_num_key_heads", where)
+    d_inner = _need(cfg, "linear_value_head_dim", where) * _need(cfg, "linear_num_value_heads", where)
+    n_attn = sum(attention)
+    n_recr = n_layer - n_attn
+    ctx = _pad(n_ctx, N_CTX_PAD)
+    n_stream = 1 if kv_unified else n_parallel
+    kv = (
+        n_attn
+        * ctx
+        * n_stream
+        * (_t(cache_type_k).row_bytes(n_head_kv * head) + _t(cache_type_v).row_bytes(n_head_kv * head))
+    )
+    cells = max(1, n_parallel)
+    r = n_recr * cells * (d_conv - 1) * (d_inner + 2 * n_group * d_state) * 4
+    s_ = n_recr * cells * d_state * d_inner * 4
+    return HybridCache(n_attn, n_recr, ctx, n_stream, kv, r, s_, cells)
+
+
+# ---------------------------------------------------------------------------------------------
 # Ollama: its defaults and its offload decision
 # ---------------------------------------------------------------------------------------------
 
@@ -1204,6 +1294,10 @@ _RE_TENSOR_LINE = re.compile(r"llama_model_loader: - tensor\s+\d+:\s+(\S+)\s+(\w
 _RE_PRINT_INFO = re.compile(r"(?:print_info|llm_load_print_meta):\s+(\w+)\s+=\s+(\S+)")
 _RE_KV_META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s+(.*)$")
 _RE_TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
+_RE_RS_SIZE = re.compile(
+    r"llama_memory_recurrent:\s+size\s*=\s*([\d.]+) MiB\s*\(\s*(\d+) cells,.*?R \((\w+)\):\s*([\d.]+) MiB,"
+    r"\s*S \((\w+)\):\s*([\d.]+) MiB"
+)
 _RE_SWA_CELLS = re.compile(r"creating\s+SWA KV cache, size = (\d+) cells")
 _RE_OLLAMA_WEIGHTS = re.compile(r'msg="model weights" device=(\S+) size="([\d.]+) (\w+)"')
 _RE_OLLAMA_KV = re.compile(r'msg="kv cache" device=(\S+) size="([\d.]+) (\w+)"')
@@ -1296,6 +1390,12 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
             out["kv_types"] = (ks.group(2), ks.group(4))
     if "kv_bytes" not in out and kvb:
         out["kv_bytes"] = sum(kvb.values())
+    rs = _RE_RS_SIZE.search(text)
+    if rs:
+        out["rs_bytes"] = float(rs.group(1)) * MiB
+        out["rs_cells"] = int(rs.group(2))
+        out["r_bytes"] = float(rs.group(4)) * MiB
+        out["s_bytes"] = float(rs.group(6)) * MiB
     swa = _RE_SWA_CELLS.findall(text)
     if swa:
         out["swa_cells"] = int(swa[-1])
@@ -1372,6 +1472,7 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
         "tensor_count",
         "metadata",
         "tensor_types",
+        "rs_bytes",
     )
     if not any(k in out for k in figures):
         raise LogError(
