@@ -18,9 +18,16 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
   n_swa*(unified ? n_seq : 1) + n_ubatch))`` cells).
+  Later builds differ here: since llama.cpp PR #21277 (April 2026) the sliding-window part stays
+  f16 when the KV cache is quantized; this build quantizes both.
+- Hybrids (``hybrid_cache``): Qwen3-Next / Qwen3.5 keep KV on their full-attention layers only
+  and one recurrent state per sequence (``src/llama-memory-hybrid.cpp``,
+  ``src/llama-memory-recurrent.cpp``, ``src/llama-hparams.cpp``); their weights are not sized.
 - Compute buffer per device: the largest set of live tensors of the reserve graph
   (``src/llama-context.cpp: graph_reserve`` over ``n_ubatch`` tokens with all outputs) —
-  a derived estimate, labelled so; checked against real logs in the tests.
+  a derived estimate, labelled so, checked against real logs for one GPU holding every layer
+  (0.0 %, -0.4 %, +1.4 %); with layers or experts on the CPU the GPU also holds copies of CPU
+  weights for large batches, which this estimate does not follow.
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``).
 
