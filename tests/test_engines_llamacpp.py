@@ -389,3 +389,42 @@ def test_hybrid_logs_against_prediction(rec: dict) -> None:
 def test_hybrid_refuses_other_models() -> None:
     with pytest.raises(EngineError, match="model_type"):
         hybrid_cache(_config("simulators/data/models/llama-3.1-8b.json"), n_ctx=4096)
+
+
+def test_public_signature_is_the_issues() -> None:
+    """Issue 31's public API: the names, order and defaults it writes (extra options come after)."""
+    import inspect
+
+    params = inspect.signature(llamacpp_startup).parameters
+    expected = {
+        "config": inspect.Parameter.empty,
+        "gpu": inspect.Parameter.empty,
+        "quant": "Q4_K_M",
+        "n_ctx": inspect.Parameter.empty,
+        "n_gpu_layers": -1,
+        "n_parallel": 1,
+        "cache_type_k": "f16",
+        "cache_type_v": "f16",
+        "flash_attn": None,
+        "n_cpu_moe": 0,
+        "tensor_split": None,
+        "n_batch": 2048,
+        "n_ubatch": 512,
+        "total_bytes": None,
+    }
+    assert list(params)[: len(expected)] == list(expected)
+    for name, default in expected.items():
+        assert params[name].default == default, name
+    assert all(
+        p.kind is inspect.Parameter.KEYWORD_ONLY for n, p in params.items() if n not in ("config", "gpu")
+    )
+    r = llamacpp_startup(_config("simulators/data/models/llama-3.2-3b.json"), "rtx-4090", n_ctx=4096)
+    for attr in ("weights_bytes", "kv_bytes", "compute_bytes", "offloaded_layers", "devices"):
+        assert getattr(r, attr) is not None, attr
+    assert all(hasattr(d, a) for d in r.devices for a in ("model_bytes", "kv_bytes", "compute_bytes"))
+
+
+def test_log_without_vocabulary_is_refused_by_name() -> None:
+    rec = next(x for x in LOGS if x["id"] == "pytldr-3-llama2-13b-q5_k_m-header")
+    with pytest.raises(EngineError, match=r"tokenizer\.ggml\.tokens"):
+        llamacpp_startup(log_config(_log(rec)), "rtx-4090", n_ctx=4096)
