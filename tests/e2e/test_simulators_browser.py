@@ -65,15 +65,28 @@ def test_quantization_scale_choice_changes_the_error(app_url, page):
     assert float(after.split()[0]) > float(before.split()[0])  # per-group scales beat one scale
 
 
-def test_parallelism_rejects_a_layout_that_does_not_fill_the_cluster(app_url, page):
+def test_parallelism_keeps_the_product_when_one_degree_changes(app_url, page):
+    """A link whose degrees do not fill the cluster is corrected and says so; then the reader types a
+    new TP and DP follows, in the real browser (issue 34: it used to print an error and 24 layouts)."""
     page.goto(
         f"{app_url}/parallelism?par_nodes=1&par_gpn=8&par_tp=8&par_pp=2&par_dp=1",
         wait_until="domcontentloaded",
     )
-    page.get_by_text("must multiply to the GPU count").wait_for(timeout=30_000)
+    page.get_by_text("The cluster has 8 GPUs, so PP 2 → 1 followed").wait_for(timeout=30_000)
     assert page.locator('[data-testid="stException"]').count() == 0
     page.goto(f"{app_url}/parallelism?preset=llama3-70b-64xh100", wait_until="domcontentloaded")
     assert metric_value(page, "Pipeline bubble") == "15.8%"
+    tp = page.get_by_role("spinbutton", name="Tensor parallel (TP)")
+    tp.fill("4")
+    tp.press("Enter")
+    page.get_by_text("TP is 4, so DP 2 → 4 followed").wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('input')].some(e => e.getAttribute('aria-label')"
+        " === 'Data parallel (DP)' && e.value === '4')",
+        timeout=30_000,
+    )
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("This layout does not work").count() == 0
 
 
 def test_sample_measurements_are_shown_beside_the_simulator(app_url, page):
