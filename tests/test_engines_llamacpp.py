@@ -189,9 +189,13 @@ def test_ollama_defaults() -> None:
     cfg = _config("simulators/data/models/llama-3.1-8b.json")
     r = ollama_startup(cfg, "rtx-4090")
     assert r.engine == "ollama" and r.n_ctx == 32768  # 24 GB card: 32k (server/routes.go)
-    assert r.cache_type_k == "f16" and not r.flash_attn
-    q = ollama_startup(cfg, "rtx-4090", kv_cache_type="q8_0")  # needs flash attention: ignored
+    assert r.cache_type_k == "f16" and r.flash_attn  # llama.cpp's "auto" on a CUDA GPU
+    q = ollama_startup(cfg, "rtx-4090", kv_cache_type="q8_0")  # flash attention not set on: dropped
     assert q.cache_type_k == "f16"
+    q = ollama_startup(cfg, "rtx-4090", kv_cache_type="q8_0", flash_attention=True)
+    assert q.cache_type_k == q.cache_type_v == "q8_0" and q.kv_bytes < r.kv_bytes
+    small = ollama_startup(cfg, "rtx-4090", num_ctx=131072, num_parallel=2)
+    assert small.verdict == "offloads" and small.offloaded_layers < 33
 
 
 # --- refusals ---------------------------------------------------------------------------------

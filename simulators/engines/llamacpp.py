@@ -1190,14 +1190,18 @@ def ollama_startup(
     num_ctx: int | None = None,
     num_parallel: int = 1,
     kv_cache_type: str = "",
-    flash_attention: bool = False,
+    flash_attention: bool | None = None,
     total_bytes: float | None = None,
 ) -> LlamaCppStartup:
     """What Ollama asks llama.cpp for, and how many layers its scheduler puts on the GPU.
 
     Defaults (envconfig/config.go, server/routes.go): context 4k/32k/256k by VRAM, one parallel
-    slot (OLLAMA_NUM_PARALLEL=1), OLLAMA_FLASH_ATTENTION off, OLLAMA_KV_CACHE_TYPE empty (f16; a
-    quantized type only with flash attention, llm/server.go). The KV size is num_ctx × parallel
+    slot (OLLAMA_NUM_PARALLEL=1), OLLAMA_KV_CACHE_TYPE empty (f16). Flash attention
+    (llm/server.go NewLlamaServer, a GGUF model on the llama.cpp runner): left to llama.cpp
+    ("auto", which enables it on CUDA and Metal) unless OLLAMA_FLASH_ATTENTION is set
+    (``flash_attention`` True or False); a quantized KV type is used only when flash attention
+    was set on ("OLLAMA_FLASH_ATTENTION must be enabled to use a quantized
+    OLLAMA_KV_CACHE_TYPE"). The KV size is num_ctx × parallel
     (llm/server.go ``KvSize: opts.NumCtx * numParallel``). Layers: llm/server.go greedyFit fills
     the GPU from the last layer (the output layer first) with each layer's weights and cache,
     after reserving DeviceInfo.MinimumMemory (457 MiB CUDA, 512 MiB Metal) and the graph; when
@@ -1218,8 +1222,8 @@ def ollama_startup(
     kvt = kv_cache_type.lower() or "f16"
     if kvt not in ("f16", "q8_0", "q4_0"):
         raise EngineError(f"kv_cache_type {kv_cache_type!r} is not one Ollama accepts (f16, q8_0, q4_0)")
-    if kvt != "f16" and not flash_attention:
-        kvt = "f16"  # llm/server.go: "quantized kv cache requested but flash attention disabled"
+    if kvt != "f16" and flash_attention is not True:
+        kvt = "f16"  # llm/server.go: the quantized type is dropped unless flash attention is set on
     kw = dict(
         quant=quant,
         n_ctx=ctx * num_parallel,
