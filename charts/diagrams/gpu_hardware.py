@@ -249,11 +249,13 @@ def tensor_core_instruction(gpu: str) -> TensorCoreInstruction:
             threads,
             "bf16",
         )
-    if 10.0 <= cc < 11.0:
+    if 10.0 <= cc < 11.0:  # sm_100 and sm_103: the targets cccl lists for tcgen05.mma
         m, n, k = shape("sm_100")
         return TensorCoreInstruction(
             f"tcgen05.mma m{m}n{n}k{k}", m, n, k, 1, "one thread for the whole CTA", warp, "bf16"
         )
+    if not (8.0 <= cc < 9.0 or 12.0 <= cc < 13.0):
+        raise ValueError(f"no sourced Tensor Core instruction for compute capability {cc:g}")
     m, n, k = shape(CUDA, "mma_sync_")  # sm_80, 8.6, 8.9 and the 12.x Blackwell parts: mma.sync
     return TensorCoreInstruction(f"mma.sync m{m}n{n}k{k}", m, n, k, 1, "one warp", warp, "bf16")
 
