@@ -432,3 +432,15 @@ def test_log_without_vocabulary_is_refused_by_name() -> None:
     rec = next(x for x in LOGS if x["id"] == "pytldr-3-llama2-13b-q5_k_m-header")
     with pytest.raises(EngineError, match=r"tokenizer\.ggml\.tokens"):
         llamacpp_startup(log_config(_log(rec)), "rtx-4090", n_ctx=4096)
+
+
+def test_metal_working_set_is_measured_on_two_macs() -> None:
+    from simulators.engines.llamacpp import metal_working_set
+
+    low, high = metal_working_set(16 * 2**30)
+    assert low == pytest.approx(16 * 2**30 * 2 / 3, rel=1e-4)
+    assert high == pytest.approx(16 * 2**30 * 3 / 4, rel=1e-4)
+    # the 8 GiB Mac of llama.cpp#5207 prints its own share back
+    assert metal_working_set(8 * 2**30)[0] / 1e6 == pytest.approx(5726.63, abs=0.01)
+    with pytest.raises(EngineError, match="ram_bytes"):
+        metal_working_set(0)

@@ -847,7 +847,8 @@ def llamacpp_startup(
         # a share of the Mac's RAM that macOS chooses and that no formula here can source
         raise EngineError(
             "total_bytes: on a Mac, llama.cpp's Metal device offers recommendedMaxWorkingSetSize, not the"
-            " RAM; give the figure the log prints (ggml_metal_init: recommendedMaxWorkingSetSize)"
+            " RAM; give the figure the log prints (ggml_metal_init: recommendedMaxWorkingSetSize), or"
+            " metal_working_set(ram) for the range measured on Macs (2/3 to 3/4 of the RAM)"
         )
     dev_total = (
         float(total_bytes)
@@ -1075,6 +1076,37 @@ def _host_row() -> str | None:
         if row.kind == "cpu" and "DDR5" in row.memory_type:
             return row.id
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Metal: the working set a Mac's GPU offers
+# ---------------------------------------------------------------------------------------------
+
+METAL_WORKING_SET_CSV = DATA_DIR / "metal_working_set.csv"
+
+
+@cache
+def _metal_rows() -> tuple[dict[str, str], ...]:
+    with METAL_WORKING_SET_CSV.open(encoding="utf-8", newline="") as handle:
+        rows = tuple(csv.DictReader(handle))
+    for row in rows:
+        if not row["source"].startswith("https://") or int(row["working_set_bytes"]) <= 0:
+            raise ValueError(f"metal_working_set.csv: row {row['mac']!r} needs bytes and a source")
+    return rows
+
+
+def metal_working_set(ram_bytes: float) -> tuple[float, float]:
+    """The range of recommendedMaxWorkingSetSize a Mac with ``ram_bytes`` of unified memory offers
+    llama.cpp's Metal device (ggml-metal-device.m reports it as the device's total).
+
+    Measured, not derived: macOS chooses the share and Apple does not publish the rule. The
+    two Macs read (data/metal_working_set.csv) offered 2/3 (8 GiB) and 3/4 (96 GiB) of their RAM;
+    the range is the smallest and largest share seen, applied to ``ram_bytes``.
+    """
+    if isinstance(ram_bytes, bool) or not isinstance(ram_bytes, (int, float)) or ram_bytes <= 0:
+        raise EngineError("ram_bytes must be the Mac's unified memory in bytes (> 0)")
+    shares = [int(r["working_set_bytes"]) / int(r["ram_bytes"]) for r in _metal_rows()]
+    return (ram_bytes * min(shares), ram_bytes * max(shares))
 
 
 # ---------------------------------------------------------------------------------------------
