@@ -399,3 +399,29 @@ def test_llama_3_8b_weights_have_one_size_and_the_streamed_share_says_why():
                     if streamed in paragraph and "embedding" not in paragraph:
                         unexplained.append(f"lesson {number} “{step.title}”: {paragraph[:120]}")
     assert not unexplained, "\n".join(unexplained)
+
+
+def test_the_capstone_verdicts_do_not_turn_on_a_few_percent():
+    """Review 2026-11-28 R15: verdicts were decided at 2-5 % margins. Now a design right at every
+    share needs at most 90 % of the low end of the range, one that depends needs a share inside it,
+    and a wrong one misses its pool or its TTFT by at least 10 % (no engine speed mends those)."""
+    from lessons import functions as f
+
+    lesson = next(lesson for lesson in load_lessons() if lesson.id == "capstone")
+    base = next(q for q in lesson.questions if q.id == "design-pick")
+    low, high = f.decode_share("low"), f.decode_share("high")
+    for question in (base, *base.variants()):
+        given = dict(question.inputs)
+        users, ctx, tpot, ttft, budget = (given[k] for k in ("users", "ctx", "tpot", "ttft", "budget"))
+        for gpu, fmt in f.DESIGNS:
+            need = f.design_min_share("llama-3.1-8b", gpu, fmt, users, ctx, ctx, tpot, ttft, budget)
+            verdict = f.design_verdict("llama-3.1-8b", gpu, fmt, users, ctx, ctx, tpot, ttft, budget)
+            where = (question.variant_key, gpu, fmt)
+            if verdict == 1:
+                assert need <= 0.9 * low, where
+            elif verdict == 0.5:
+                assert low < need <= high, where
+            else:
+                pool = f.served_sequences("llama-3.1-8b", gpu, fmt, ctx)
+                slow = f.served_ttft_s("llama-3.1-8b", gpu, fmt, ctx)
+                assert pool <= 0.9 * users or slow >= 1.1 * ttft or need >= 1.1 * high, where
