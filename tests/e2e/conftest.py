@@ -81,6 +81,52 @@ def stop_app(process: subprocess.Popen) -> None:
         process.kill()
 
 
+# A Streamlit page is done when its script has stopped running (no status widget, no skeleton) and
+# its DOM has been quiet for a moment (Plotly draws, components mount and may start a rerun).
+FINISHED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && !!document.querySelector('[data-testid="stHeading"], h1')"""
+QUIET = """async ([quietMs, ceilingMs]) => await new Promise(resolve => {
+  let timer; const start = performance.now();
+  const done = () => { observer.disconnect(); resolve(performance.now() - start); };
+  const observer = new MutationObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(done, performance.now() - start > ceilingMs ? 0 : quietMs);
+  });
+  observer.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(done, quietMs);
+})"""
+SETTLE_CEILING_MS = 180_000  # generous: a busy 2-core machine runs the app, the browser and the tests
+
+
+def settle(page, at_least_ms: int = 0, quiet_ms: int = 400) -> None:
+    """Wait until the page has finished its run and its DOM has stayed quiet for ``quiet_ms``, then
+    check it is still finished (a component's message can start one more run): the condition, with a
+    generous ceiling, instead of a fixed sleep that a busy machine outlasts. ``at_least_ms`` keeps a
+    floor for waits on the browser's own clock (a component's storage round trip)."""
+    deadline = time.monotonic() + SETTLE_CEILING_MS / 1000
+    if at_least_ms:
+        page.wait_for_timeout(at_least_ms)
+    while True:
+        remaining = max(1_000, int((deadline - time.monotonic()) * 1000))
+        page.wait_for_function(FINISHED, timeout=remaining)
+        page.evaluate(QUIET, [quiet_ms, 10_000])
+        if page.evaluate(FINISHED) or time.monotonic() > deadline:
+            page.wait_for_function(FINISHED, timeout=max(1_000, int((deadline - time.monotonic()) * 1000)))
+            return
+
+
+def poll(page, read, good, ceiling_s: float = 120.0):
+    """Read ``read()`` every 250 ms until ``good(value)`` or the ceiling; returns the last value, so
+    the test asserts on what it saw (for conditions a wait_for_function cannot express)."""
+    deadline = time.monotonic() + ceiling_s
+    while True:
+        value = read()
+        if good(value) or time.monotonic() > deadline:
+            return value
+        page.wait_for_timeout(250)
+
+
 DATA_DIRS: dict[str, Path] = {}  # app URL -> its GFG_DATA_DIR (the class store's SQLite file)
 
 

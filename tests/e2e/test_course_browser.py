@@ -9,6 +9,7 @@ import json
 import pytest
 
 from lessons import load_lessons
+from tests.e2e.conftest import settle
 
 pytestmark = pytest.mark.e2e
 
@@ -19,9 +20,8 @@ LESSONS = load_lessons()
 STORAGE_KEY = "gfg-progress-v1"
 
 
-def _settle(page, ms: int = 800) -> None:
-    page.wait_for_function(FINISHED, timeout=60_000)
-    page.wait_for_timeout(ms)
+def _settle(page, ms: int = 0) -> None:
+    settle(page, at_least_ms=ms)
 
 
 def _first_question(lesson):
