@@ -10,7 +10,14 @@ from simulators.fit import format_seconds
 from ui.config_source import ConfigSourceError, decode_config, encode_config, fetch_hub_config
 from ui.controls import format_bytes, plain, prose, term_markdown
 from ui.decode_gap import decode_gap
-from ui.engine_view import render_transformers, render_vllm
+from ui.engine_view import (
+    render_any_log,
+    render_commands,
+    render_compare,
+    render_engine,
+    render_transformers,
+    render_vllm,
+)
 from ui.layout import notice_box, simulator_layout
 from ui.measured import transformer_memory_rows
 from ui.state import PageState
@@ -29,7 +36,7 @@ LINK_LOADED = "_fit_cfg_loaded"  # the link's config last put into the paste box
 
 page = load_page("will_it_fit")
 state = PageState(params_for("will-it-fit"), page.meta.get("presets", []))
-layout = simulator_layout(page, state)
+layout = simulator_layout(page, state, controls_beside_verdict=True)
 
 with layout.controls:
     row = st.columns([3, 2, 3, 1])
@@ -48,6 +55,23 @@ with layout.controls:
             state.widget("fit_util", container=row[0])
             state.widget("fit_seqs", container=row[1])
             state.widget("fit_total", container=row[2])
+        elif engine == "sglang":
+            state.widget("fit_frac", container=row[0])
+            state.widget("fit_total", container=row[1])
+        elif engine in ("llamacpp", "ollama"):
+            state.widget("fit_quant", container=row[0])
+            state.widget("fit_np", container=row[1])
+            state.widget("fit_ctk", container=row[2])
+            state.widget("fit_total", container=row[3])
+            if engine == "llamacpp":
+                row = st.columns(4)
+                state.widget("fit_ngl", container=row[0])
+                state.widget("fit_ncmoe", container=row[1])
+        elif engine == "compare":
+            state.widget("fit_util", container=row[0])
+            state.widget("fit_frac", container=row[1])
+            state.widget("fit_quant", container=row[2])
+            state.widget("fit_total", container=row[3])
         else:
             state.widget("fit_batch", container=row[0])
             if engine == "transformers":
@@ -121,6 +145,10 @@ with layout.verdict:
 engine = values["fit_engine"] if values["fit_task"] == "inference" else "ideal"
 if engine == "vllm":
     render_vllm(page, state, layout)
+elif engine in ("sglang", "llamacpp", "ollama"):
+    render_engine(page, state, layout)
+elif engine == "compare":
+    render_compare(page, state, layout)
 elif engine == "transformers":
     render_transformers(page, state, layout)
 else:
@@ -132,6 +160,11 @@ else:
         view.render_decode_time(state, layout.main, "fit")
         view.render_cache_by_kind(state, layout.main, "fit")
     notice_box(page.notice("" if values["fit_task"] == "inference" else "training"), layout.notice)
+
+if engine in ("vllm", "sglang", "llamacpp", "ollama", "compare"):
+    render_commands(page, state, layout.more)
+    with layout.more:
+        render_any_log(page, state)
 
 with layout.more:
     if out["spec"].defaulted_fields:
@@ -221,3 +254,4 @@ with layout.more:
     st.dataframe(view.validation_table(), hide_index=True, width="stretch")
     st.header("How the calculator works", divider="gray")
     prose(page.body)
+state.sync_out()  # the controls drawn under the answer (users, GGUF file) reach the address too

@@ -95,7 +95,30 @@ ROOFLINE_BATCHES = tuple(2**k for k in range(13))
 ROOFLINE_CONTEXTS = (0, 512, 1024, 2048, 4096, 8192, 32768)
 
 
-ENGINE_LABELS = {"vllm": "vLLM 0.19", "transformers": "transformers", "ideal": "Idealised"}
+ENGINE_LABELS = {
+    "vllm": "vLLM 0.19",
+    "sglang": "SGLang 0.5.23",
+    "llamacpp": "llama.cpp (llama-server)",
+    "ollama": "Ollama 0.15.5",
+    "compare": "vLLM, SGLang and llama.cpp side by side",
+    "transformers": "transformers",
+    "ideal": "Idealised",
+}
+# llama.cpp's quantization presets (llama-quantize's names) and its KV-cache types
+GGUF_QUANTS = (
+    "Q4_K_M",
+    "Q4_K_S",
+    "Q5_K_M",
+    "Q5_K_S",
+    "Q6_K",
+    "Q8_0",
+    "IQ4_XS",
+    "Q3_K_M",
+    "Q2_K",
+    "BF16",
+    "F16",
+)
+LLAMACPP_KV = {"f16": "f16", "q8_0": "q8_0", "q4_0": "q4_0"}
 MAX_NUM_SEQS = {0: "vLLM's default"} | {n: f"{n:,}" for n in (16, 64, 128, 256, 512, 1024, 2048)}
 
 
@@ -223,6 +246,10 @@ def page_params() -> dict[str, ParamSet]:
                     title="Engine",
                     help="vLLM: its start-up ledger, as its own code sizes it ([KV block pool]"
                     "(glossary?term=kv-block-pool), [max concurrency](glossary?term=max-concurrency)). "
+                    "SGLang: its [static memory fraction](glossary?term=static-memory-fraction) and "
+                    "[token pool](glossary?term=token-pool). llama.cpp and Ollama: a "
+                    "[GGUF](glossary?term=gguf) file's buffers per device and "
+                    "[layer offload](glossary?term=layer-offload). "
                     "transformers: the peak of one prefill as its code runs it. Idealised: weights, "
                     "KV cache, one layer's activations and a fixed overhead.",
                 ),
@@ -246,6 +273,75 @@ def page_params() -> dict[str, ParamSet]:
                     help="transformers runs Gated DeltaNet and Mamba-2 layers with flash-linear-attention "
                     "and mamba-ssm when they are installed, else with its own torch fallbacks, whose "
                     "chunked intermediates this page sizes.",
+                ),
+                Param(
+                    "fit_quant",
+                    "choice",
+                    "Q4_K_M",
+                    options=GGUF_QUANTS,
+                    title="GGUF file (quantization)",
+                    help="The [GGUF](glossary?term=gguf) preset llama-quantize wrote: each tensor in the type"
+                    " its [k-quant](glossary?term=gguf) mix gives it (Q4_K_M: mostly q4_K, some q6_K).",
+                ),
+                Param(
+                    "fit_ngl",
+                    "int",
+                    -1,
+                    lo=-1,
+                    hi=1024,
+                    title="-ngl (layers on the GPU; -1 = all, then --fit)",
+                    help="llama.cpp's --n-gpu-layers: the layers whose weights and cache go to the GPU; the"
+                    " rest stay in host memory ([layer offload](glossary?term=layer-offload)). -1 is its"
+                    " default: all of them, then --fit drops layers until 1 GiB stays free.",
+                ),
+                Param(
+                    "fit_np",
+                    "int",
+                    1,
+                    lo=1,
+                    hi=256,
+                    title="-np (parallel slots)",
+                    help="llama-server's --parallel: the context (-c) is shared between this many slots,"
+                    " each with its own stream of the KV cache.",
+                ),
+                _choice(
+                    "fit_ctk",
+                    LLAMACPP_KV,
+                    "f16",
+                    title="-ctk / -ctv (KV-cache type)",
+                    help="llama.cpp's cache type for K and V; a quantized V needs flash attention (on here).",
+                ),
+                Param(
+                    "fit_ncmoe",
+                    "int",
+                    0,
+                    lo=0,
+                    hi=1024,
+                    title="--n-cpu-moe (layers' experts on the CPU)",
+                    help="A mixture-of-experts model: the expert tensors of the first N layers stay in host"
+                    " memory ([expert offload](glossary?term=expert-offload)).",
+                ),
+                Param(
+                    "fit_frac",
+                    "float",
+                    0.0,
+                    lo=0.0,
+                    hi=0.99,
+                    step=0.001,
+                    title="--mem-fraction-static (0 = SGLang's default)",
+                    help="The share of the memory free before the weights that SGLang gives weights and"
+                    " the token pool ([static memory fraction](glossary?term=static-memory-fraction));"
+                    " 0 takes the default SGLang computes from the GPU's capacity.",
+                ),
+                Param(
+                    "fit_users",
+                    "int",
+                    1,
+                    lo=1,
+                    hi=4096,
+                    title="Users at once",
+                    help="Requests served together, each up to the context: the command that fits sizes"
+                    " each engine's flags for this many.",
                 ),
                 _choice(
                     "fit_seqs",

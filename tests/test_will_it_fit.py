@@ -235,6 +235,7 @@ def test_a_pasted_vllm_log_is_diffed_term_by_term():
     table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
     assert set(table["Term"]) >= {"kv", "kv tokens", "weights", "activation", "non torch"}
     assert "476,016 tokens" in set(table["Your log"])
+    assert "58.11 GiB" in set(table["Your log"])  # every size in one unit, GiB as vLLM means it
 
 
 def test_a_log_that_is_not_one_is_refused_in_words():
@@ -242,7 +243,10 @@ def test_a_log_that_is_not_one_is_refused_in_words():
     at.text_area(key="fit_vllm_log").input("[x](//e.vil) <b>hello</b>").run()
     assert not at.exception
     shown = " ".join(e.value for e in at.error).replace("\\", "")  # Markdown escapes removed
-    assert "That log cannot be read" in shown and "No KV-cache line" in shown
+    assert (
+        "That log cannot be read" in shown
+        and "not a start-up log of vLLM, SGLang, llama.cpp or Ollama" in shown
+    )
     assert "](//e.vil)" not in shown  # what the reader typed is never rendered as a link
 
 
@@ -315,10 +319,12 @@ def test_each_flagship_preset_opens_from_its_link_with_its_exact_cache(model):
 
 
 def test_a_gpu_without_a_sourced_reported_total_asks_for_it():
-    at = open_page(fit_gpu="a100-80gb-sxm", fit_engine="vllm")
+    # the A100 80GB this test used now has a sourced reading (79.25 GiB); DGX Spark has none
+    assert engines.reported_memory_bytes("dgx-spark") is None
+    at = open_page(fit_gpu="dgx-spark", fit_engine="vllm")
     assert not at.exception
     assert any("Memory the GPU reports" in e.value for e in at.error)
-    at = open_page(fit_gpu="a100-80gb-sxm", fit_engine="vllm", fit_total="79.25")
+    at = open_page(fit_gpu="dgx-spark", fit_engine="vllm", fit_total="100")
     assert not at.exception
     assert "GPU KV cache size" in metrics(at)
 
@@ -391,3 +397,89 @@ def test_a_context_past_the_models_training_length_is_said():
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
     assert f"{spec.max_positions:,} this model was trained for" in captions
+
+
+# -- SGLang, llama.cpp and Ollama on the page (issue 31, items 4-6) ------------------------------
+
+
+def test_sglang_engine_shows_its_pool_and_the_lines_it_prints():
+    at = open_page(fit_engine="sglang", fit_model="llama-3.1-8b", fit_ctx="16384")
+    assert not at.exception
+    s = engines.sglang_startup(get_model_preset("llama-3.1-8b").config, "h100-sxm", context_length=16384)
+    shown = metrics(at)
+    assert shown["max_total_num_tokens"] == f"{s.max_total_num_tokens:,} tokens"
+    assert shown["mem_fraction_static"] == f"{s.mem_fraction_static:.3f}"
+    assert any(f"#tokens: {s.max_total_num_tokens}" in c.value for c in at.code)
+
+
+def test_llamacpp_engine_offloads_a_70b_on_a_24gb_card_and_says_how_many_layers():
+    at = open_page(fit_engine="llamacpp", fit_model="llama-3.1-70b", fit_gpu="rtx-4090")
+    assert not at.exception
+    s = engines.llamacpp_startup(get_model_preset("llama-3.1-70b").config, "rtx-4090", n_ctx=8192)
+    assert s.verdict == "offloads"
+    shown = metrics(at)
+    assert shown["Layers on the GPU"] == f"{s.offloaded_layers}/81" and shown["Starts?"] == "Offloads"
+    assert any(f"offloaded {s.offloaded_layers}/81 layers to GPU" in c.value for c in at.code)
+
+
+def test_an_engine_that_refuses_says_so_in_words():
+    at = open_page(fit_engine="sglang", fit_model="gpt-oss-20b")
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "SGLang cannot be sized for this setting" in errors and "mxfp4" in errors
+    at = open_page(fit_engine="llamacpp", fit_model="gpt-oss-20b")
+    assert not at.exception
+    assert any("is not one this model sizes" in e.value.replace("\\", "") for e in at.error)
+
+
+def test_three_engines_side_by_side_on_one_chart_and_table():
+    at = open_page(fit_engine="compare", fit_model="llama-3.1-8b")
+    assert not at.exception
+    cfg = get_model_preset("llama-3.1-8b").config
+    v = engines.vllm_startup(cfg, "h100-sxm", max_model_len=8192)
+    g = engines.sglang_startup(cfg, "h100-sxm", context_length=8192)
+    table = next(d.value for d in at.dataframe if "What allocates it" in d.value.columns)
+    kv = table[table["Term"] == "KV cache"].iloc[0]
+    assert kv["vLLM 0.19 (GiB)"] == f"{v.kv_bytes / 2**30:,.2f}"
+    assert kv["SGLang 0.5.23 (GiB)"] == f"{g.kv_bytes / 2**30:,.2f}"
+    assert kv["llama.cpp (Q4_K_M) (GiB)"] == "1.00"  # 8,192 cells x 32 layers x 8 heads x 128 x 2 x 2 bytes
+    assert metrics(at)["KV cache, vLLM"] == f"{v.kv_bytes / 2**30:,.2f} GiB"
+    assert metrics(at)["KV cache, SGLang"] == f"{g.kv_bytes / 2**30:,.2f} GiB"
+
+
+def test_the_command_that_fits_is_a_copyable_block_per_engine():
+    at = open_page(fit_engine="vllm", fit_model="llama-3.1-8b", fit_ctx="32768", fit_users="8")
+    assert not at.exception
+    codes = [c.value for c in at.code]
+    assert any(c.startswith("vllm serve meta-llama/") and "--max-num-seqs 8" in c for c in codes), codes
+    assert any("sglang.launch_server" in c and "--max-running-requests 8" in c for c in codes)
+    assert any(c.startswith("llama-server") and "-np 8" in c and "-c 262144" in c for c in codes)
+
+
+def _startup_lines(name: str, key: str = "lines") -> str:
+    rows = (DATA / name).read_text(encoding="utf-8").splitlines()
+    row = json.loads(rows[0])
+    return "\n".join(row.get(key) or row.get("raw_lines"))
+
+
+def test_a_pasted_llamacpp_log_names_the_mismatch_first_and_its_settings_can_be_taken():
+    at = open_page(fit_engine="llamacpp", fit_model="llama-3.1-8b")
+    at.text_area(key="fit_vllm_log").input(_startup_lines("llamacpp_startups.jsonl")).run()
+    assert not at.exception
+    assert any("llama.cpp" in m.value for m in at.markdown if "start-up" in m.value)
+    warning = " ".join(w.value for w in at.warning)
+    assert "context: the log used 4,096, the page 8,192" in warning and "-ngl: the log used 30" in warning
+    table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
+    assert "10,750.86" not in " ".join(table["Your log"])  # sizes in GiB, not the log's MiB
+    assert "10.50 GiB" in set(table["Your log"])
+    at.button(key="fit_use_log").click().run()
+    assert not at.exception
+    assert at.number_input(key="fit_ctx").value == 4096 and at.number_input(key="fit_ngl").value == 30
+
+
+def test_a_pasted_sglang_log_is_recognised():
+    at = open_page(fit_engine="vllm", fit_model="llama-3.1-8b")
+    at.text_area(key="fit_vllm_log").input(_startup_lines("sglang_startups.jsonl", "raw_lines")).run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "The log is from SGLang" in warning and "mem_fraction_static: the log used 0.85" in warning

@@ -38,12 +38,20 @@ class SimulatorLayout:
 
 
 def simulator_layout(
-    page: ContentPage, state: PageState, *, advanced_label: str = "More settings", answer_first: bool = True
+    page: ContentPage,
+    state: PageState,
+    *,
+    advanced_label: str = "More settings",
+    answer_first: bool = True,
+    controls_beside_verdict: bool = False,
 ) -> SimulatorLayout:
     """Title, lede and the page's containers in screen order (see the module docstring).
 
     ``answer_first``: on a phone, the verdict and chart before the control panel (simulators);
-    False where the controls choose what there is to see (Your hardware's sections)."""
+    False where the controls choose what there is to see (Your hardware's sections).
+    ``controls_beside_verdict``: on a phone, the control panel right under the verdict and the
+    chart after it (Will it fit?, whose verdict, chart and log lines put the model select three
+    screens below the answer); the desktop order is the same either way."""
     presenting = is_presenting()
     lede = page.meta.get("lede")
     if presenting:
@@ -75,6 +83,9 @@ def simulator_layout(
         advanced = box.expander(advanced_label, icon=":material/tune:")
         answer = st.container(key=ANSWER_KEY if answer_first else None)
         verdict = answer.container()
+        if answer_first and controls_beside_verdict:
+            # the chart row is the answer's sibling, so the phone style sheet orders it after the panel
+            answer = st.container()
         chart_column, notice_column = answer.columns([5, 2], gap="medium")
         main, notice = chart_column.container(), notice_column.container()
     more = st.container()

@@ -21,7 +21,19 @@ from ui.views.common import arrow, as_spec, catalog, metric_row, models
 
 PAGE = "will-it-fit"
 INFERENCE_KEYS = ("fit_wfmt", "fit_kvfmt", "fit_batch", "fit_ctx", "fit_attn", "fit_mfu")
-ENGINE_KEYS = ("fit_engine", "fit_util", "fit_seqs", "fit_total", "fit_kernels")
+ENGINE_KEYS = (
+    "fit_engine",
+    "fit_util",
+    "fit_seqs",
+    "fit_total",
+    "fit_kernels",
+    "fit_quant",
+    "fit_ngl",
+    "fit_np",
+    "fit_ctk",
+    "fit_ncmoe",
+    "fit_frac",
+)
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
 CONFIG_KEY = "fit_config_text"  # a pasted/uploaded config.json (session only, never in the address)
@@ -646,3 +658,729 @@ def transformers_outcome(key: tuple[tuple[str, Any], ...], config_text: str = ""
         "parts": arrow(rows),
         "notes": list(memory.notes),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# SGLang and llama.cpp / Ollama (simulators/engines/sglang.py, llamacpp.py), side by side, and
+# the command that fits (simulators/engines/commands.py): every number from the engines' functions
+# ---------------------------------------------------------------------------------------------
+
+SGLANG_KV = {"bf16": "auto", "fp16": "auto", "fp8": "fp8_e4m3"}
+LLAMA_ENGINES = ("llamacpp", "ollama")
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.2f} GiB"
+
+
+def _total(values: dict[str, Any]) -> float | None:
+    return float(values["fit_total"]) * 2**30 if values.get("fit_total") else None
+
+
+def sglang_call(values: dict[str, Any], config: dict) -> Any:
+    """``engines.sglang_startup`` for the page's controls (``EngineError`` names a field)."""
+    from simulators import engines
+
+    kv = SGLANG_KV.get(values["fit_kvfmt"])
+    if kv is None:
+        raise engines.EngineError(
+            "KV cache: SGLang stores the cache in the model's dtype or FP8,"
+            f" not {values['fit_kvfmt'].upper()}."
+        )
+    return engines.sglang_startup(
+        config,
+        catalog()[values["fit_gpu"]],
+        tp=values["fit_gpus"],
+        mem_fraction_static=values.get("fit_frac") or None,
+        context_length=values["fit_ctx"],
+        kv_cache_dtype=kv,
+        total_bytes=_total(values),
+    )
+
+
+def llamacpp_call(values: dict[str, Any], config: dict, engine: str = "llamacpp") -> Any:
+    """``engines.llamacpp_startup`` (or ``ollama_startup``) for the page's controls: -c is the
+    context × the parallel slots, so that each slot holds the page's context."""
+    from simulators import engines
+
+    gpu = catalog()[values["fit_gpu"]]
+    n_parallel = int(values.get("fit_np") or 1)
+    kv = values.get("fit_ctk") or "f16"
+    if engine == "ollama":
+        return engines.ollama_startup(
+            config,
+            gpu,
+            quant=values["fit_quant"],
+            num_ctx=values["fit_ctx"],
+            num_parallel=n_parallel,
+            kv_cache_type="" if kv == "f16" else kv,
+            total_bytes=_total(values),
+        )
+    return engines.llamacpp_startup(
+        config,
+        gpu,
+        quant=values["fit_quant"],
+        n_ctx=values["fit_ctx"] * n_parallel,
+        n_gpu_layers=int(values.get("fit_ngl", -1)),
+        n_parallel=n_parallel,
+        cache_type_k=kv,
+        cache_type_v=kv,
+        n_cpu_moe=int(values.get("fit_ncmoe") or 0),
+        n_gpus=values["fit_gpus"],
+        total_bytes=_total(values),
+    )
+
+
+def _ledger_chart(rows: list[tuple[str, Any]], headline: str, total: float) -> dict[str, Any]:
+    from charts.engines import ledger_bars
+
+    return as_spec(
+        ledger_bars(rows, headline=headline, capacity_bytes=total, capacity_label=f"reports {_gib(total)}")
+    )
+
+
+def _ledger_table(ledger: Any) -> Any:
+    return arrow(
+        [
+            {
+                "Term": t.label,
+                "GiB": f"{t.bytes / 2**30:,.2f}",
+                "GB": f"{t.bytes / 1e9:,.2f}",
+                "Derived or measured": t.kind
+                if t.kind == "derived"
+                else f"measured, {_gib(t.low)}–{_gib(t.high)}",
+                "What allocates it": t.cause,
+                "Follows": t.source,
+            }
+            for t in ledger.terms
+        ]
+    )
+
+
+def _sglang_outcome(values: dict[str, Any], spec: ModelSpec, config: dict) -> dict[str, Any]:
+    from simulators import engines
+
+    s = sglang_call(values, config)
+    ledger = s.ledger()
+    gpu = catalog()[values["fit_gpu"]]
+    starts = {"fits": "Yes", "refused": "No"}[s.verdict]
+    metrics = [
+        {
+            "label": "max_total_num_tokens",
+            "value": f"{s.max_total_num_tokens:,} tokens" if s.max_total_num_tokens else "—",
+            "help": f"The token pool: {_gib(s.kv_bytes)} per GPU, {s.cell.bytes_per_token:,.0f} bytes a token"
+            f" ({s.cell.arch}), pages of {s.page_size}",
+        },
+        {
+            "label": f"Requests of {s.context_len:,} tokens at once",
+            "value": f"{s.max_total_num_tokens / s.context_len:,.2f}×" if s.fits and s.context_len else "—",
+            "help": f"max_total_num_tokens ÷ context_len; max_running_requests {s.max_running_requests:,}",
+        },
+        {
+            "label": "mem_fraction_static",
+            "value": f"{s.mem_fraction_static:.3f}",
+            "help": (
+                "SGLang's default for this GPU's capacity" if s.fraction_source == "default" else "as given"
+            )
+            + f"; the smallest that starts is {s.min_mem_fraction_static:.3f}",
+        },
+        {
+            "label": "Starts?",
+            "value": starts,
+            "delta": "pool sized" if s.fits else "SGLang refuses",
+            "delta_color": "green" if s.fits else "red",
+            "delta_arrow": "off",
+        },
+    ]
+    headline = (
+        f"SGLang keeps {_gib(s.kv_bytes)} for {s.max_total_num_tokens:,} tokens of KV cache"
+        f" on each {gpu.name}"
+        if s.fits
+        else f"SGLang refuses to start on {gpu.name}"
+    )
+    notes = list(s.notes)
+    if values["fit_wfmt"] not in ("bf16", "fp16") and not config.get("quantization_config"):
+        notes.append(
+            f"SGLang loads the checkpoint as its config.json stores it ({s.weights_label}): the Weights"
+            " control is not applied."
+        )
+    return {
+        "error": "",
+        "engine": "sglang",
+        "title": f"{spec.name or 'Custom model'} on SGLang {engines.SGLANG_VERSION},"
+        f" {values['fit_gpus']} × {gpu.name}",
+        "verdict": s.verdict,
+        "message": "" if s.fits else s.message,
+        "metrics": metrics,
+        "ledger": ledger,
+        "chart": _ledger_chart([(f"SGLang on {gpu.name}", ledger)], headline, s.total_bytes),
+        "lines": engines.sglang_log_lines(s),
+        "table": _ledger_table(ledger),
+        "notes": notes,
+        "source": f"Device total: {s.total_source}. chunked_prefill_size {s.chunked_prefill_size:,},"
+        f" cuda_graph_max_bs {s.cuda_graph_max_bs}, KV dtype {s.kv_cache_dtype}.",
+    }
+
+
+def _llamacpp_outcome(values: dict[str, Any], spec: ModelSpec, config: dict, engine: str) -> dict[str, Any]:
+    from simulators.engines.commands import llamacpp_log_lines
+
+    s = llamacpp_call(values, config, engine)
+    gpu = catalog()[values["fit_gpu"]]
+    gpus = s.gpu_devices
+    n_layers = s.hparams.n_layer + 1
+    name = "Ollama" if engine == "ollama" else "llama.cpp"
+    fullest = max(gpus, key=lambda d: d.used_bytes) if gpus else None
+    ledgers = []
+    for i, d in enumerate(gpus):
+        if d.layers:
+            ledgers.append((f"{name}, {d.name}", s.ledger(i)))
+    metrics = [
+        {
+            "label": "Layers on the GPU",
+            "value": f"{s.offloaded_layers}/{n_layers}",
+            "help": f"'offloaded {s.offloaded_layers}/{n_layers} layers to GPU'"
+            " (the output layer counts as one)" + (f"; {s.notes[0]}" if s.notes else ""),
+        },
+        {
+            "label": "KV cache",
+            "value": _gib(s.kv_bytes),
+            "help": f"{s.n_parallel} slot(s) × {s.n_ctx_seq:,} cells,"
+            f" K {s.cache_type_k} and V {s.cache_type_v}"
+            f" (-c {s.n_ctx:,})",
+        },
+        {
+            "label": "Fullest GPU",
+            "value": _gib(fullest.used_bytes) if fullest else "—",
+            "help": (
+                f"model {_gib(fullest.model_bytes)} + KV {_gib(fullest.kv_bytes)} + compute"
+                f" {_gib(fullest.compute_bytes)} of {_gib(fullest.total_bytes or 0)}"
+                if fullest
+                else "no layer on a GPU"
+            ),
+        },
+        {
+            "label": "Starts?",
+            "value": {"fits": "Yes", "offloads": "Offloads", "will not start": "No"}[s.verdict],
+            "delta": (f"about {s.tokens_per_s:,.0f} tok/s decode" if s.tokens_per_s else s.verdict),
+            "delta_color": {"fits": "green", "offloads": "orange", "will not start": "red"}[s.verdict],
+            "delta_arrow": "off",
+        },
+    ]
+    total = float(gpus[0].total_bytes or 0) if gpus else 0.0
+    if s.verdict == "will not start" and fullest is not None:
+        headline = f"{name} runs out of memory on {fullest.name}: {_gib(fullest.used_bytes)} of {_gib(total)}"
+    else:
+        headline = (
+            f"{name} puts {s.offloaded_layers} of {n_layers} layers on {len(gpus)} × {gpu.name}:"
+            f" {_gib(fullest.used_bytes if fullest else 0)} on the fullest"
+        )
+    notes = list(s.notes)
+    if s.cpu_mapped_bytes:
+        notes.append(
+            f"{_gib(s.cpu_mapped_bytes)} of the {s.quant} file stay in host memory (CPU_Mapped, read through"
+            " mmap): the token embeddings always, and every layer not on a GPU."
+        )
+    if values["fit_wfmt"] != "bf16" or values["fit_kvfmt"] != "bf16":
+        notes.append(
+            f"{name} reads a GGUF file: its format is the GGUF control ({s.quant})"
+            " and its cache type -ctk/-ctv,"
+            " not the Weights and KV cache controls."
+        )
+    return {
+        "error": "",
+        "engine": engine,
+        "title": f"{spec.name or 'Custom model'} on {name} ({s.quant}), {values['fit_gpus']} × {gpu.name}",
+        "verdict": s.verdict,
+        "message": s.message if s.verdict != "fits" else "",
+        "metrics": metrics,
+        "ledger": ledgers[0][1] if ledgers else None,
+        "chart": _ledger_chart(ledgers, headline, total) if ledgers else None,
+        "lines": llamacpp_log_lines(s),
+        "table": _ledger_table(ledgers[0][1]) if ledgers else arrow([]),
+        "notes": notes,
+        "source": f"GGUF {s.quant}: {s.weights_bytes / 2**30:,.2f} GiB file, {s.bpw:.2f} bits per weight;"
+        f" flash attention {'on' if s.flash_attn else 'off'}.",
+    }
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def engine_ledger_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
+    """SGLang's, llama.cpp's or Ollama's predicted start-up for one setting, as plain data; a
+    setting the engine module refuses comes back as ``{"error": …}`` with its words."""
+    from simulators.engines import EngineError
+
+    values = dict(key)
+    spec, error = _spec(values["fit_model"], config_text)
+    config = _model_config(values["fit_model"], config_text)
+    if spec is None or config is None:
+        return {"error": error or "no config.json to read"}
+    try:
+        if values["fit_engine"] == "sglang":
+            return _sglang_outcome(values, spec, config)
+        return _llamacpp_outcome(values, spec, config, values["fit_engine"])
+    except (EngineError, ValueError, KeyError) as exc:
+        return {"error": str(exc)}
+
+
+@st.cache_data(max_entries=32, show_spinner="Sizing the model on three engines…")
+def side_by_side(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
+    """The same model and GPU on vLLM, SGLang and llama.cpp: one chart of their ledgers, a table
+    term by term with each engine's cause, and the engines that refuse, in their words."""
+    from charts.engines import ledger_bars, ledger_rows
+
+    values = dict(key)
+    gpu = catalog()[values["fit_gpu"]]
+    rows: list[tuple[str, Any]] = []
+    refused: list[str] = []
+    kv: dict[str, str] = {}
+    vllm = engine_outcome(key, config_text)
+    if vllm["error"]:
+        refused.append(f"vLLM: {vllm['error']}")
+    else:
+        s = vllm["startup"]
+        rows.append((f"vLLM {s.version}", s.ledger()))
+        kv["vLLM"] = (
+            f"{s.kv_tokens:,} tokens in {_gib(s.kv_bytes)} (a pool: {s.gpu_memory_utilization:g}"
+            " of the total, less the rest)"
+        )
+        if s.verdict != "fits":
+            refused.append(f"vLLM: {s.message}")
+    for engine, label in (("sglang", "SGLang"), ("llamacpp", "llama.cpp")):
+        out = engine_ledger_outcome(tuple({**values, "fit_engine": engine}.items()), config_text)
+        if out["error"]:
+            refused.append(f"{label}: {out['error']}")
+            continue
+        if out["ledger"] is not None:
+            ledger = out["ledger"]
+            rows.append(
+                (
+                    f"{label} {ledger.version}" if engine == "sglang" else f"{label} ({values['fit_quant']})",
+                    ledger,
+                )
+            )
+            term = ledger.get("kv_cache")
+            kv[label] = f"{_gib(term.bytes)} — {term.cause}" if term else "—"
+            if engine == "sglang" and out["verdict"] == "fits":
+                tokens = out["metrics"][0]["value"]
+                kv[label] = f"{tokens} in {_gib(term.bytes)} — {term.cause}"
+        if out["message"]:
+            refused.append(f"{label}: {out['message']}")
+    if not rows:
+        return {"error": "; ".join(refused) or "no engine could size this setting", "refused": refused}
+    parts = []
+    for name, ledger in rows:
+        term = ledger.get("kv_cache")
+        parts.append(f"{name.split(' ')[0]} {term.bytes / 2**30:,.1f}" if term else name)
+    headline = f"KV cache on one {gpu.name}: " + ", ".join(parts) + " GiB"
+    total = max(ledger.total_bytes for _, ledger in rows)
+    chart = as_spec(
+        ledger_bars(
+            rows,
+            headline=headline,
+            detail=f"{values['fit_ctx']:,}-token context; each engine's terms in GiB;"
+            " hover a term for its cause",
+            capacity_bytes=total,
+            capacity_label=f"reports {_gib(total)}",
+        )
+    )
+    return {
+        "error": "",
+        "chart": chart,
+        "table": arrow(ledger_rows(rows)),
+        "refused": refused,
+        "kv": kv,
+        "engines": [name for name, _ in rows],
+    }
+
+
+def model_name(values: dict[str, Any]) -> str:
+    """The name a command loads: the preset's Hugging Face repository where its sources give one,
+    the reader's Hub id, else a placeholder."""
+    import re
+
+    if values["fit_model"] == CUSTOM_MODEL:
+        return values.get("fit_hf") or "MODEL"
+    for src in models()[values["fit_model"]].sources:
+        m = re.match(r"https://huggingface\.co/([\w.-]+/[\w.-]+)", src)
+        if m:
+            return m.group(1)
+    return values["fit_model"]
+
+
+COMMAND_KEYS = (
+    "fit_model",
+    "fit_gpu",
+    "fit_gpus",
+    "fit_ctx",
+    "fit_users",
+    "fit_quant",
+    "fit_total",
+    "fit_hf",
+)
+
+
+@st.cache_data(max_entries=32, show_spinner="Searching each engine's flags…")
+def commands_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dict[str, Any]:
+    """Each engine's command for the page's GPU, model, context and users (plain data)."""
+    from simulators.engines.commands import commands_that_fit
+
+    values = dict(key)
+    config = _model_config(values["fit_model"], config_text)
+    if config is None:
+        return {"error": "no config.json to read"}
+    found = commands_that_fit(
+        config,
+        catalog()[values["fit_gpu"]],
+        context=values["fit_ctx"],
+        users=values["fit_users"],
+        n_gpus=values["fit_gpus"],
+        quant=values["fit_quant"],
+        model=model_name(values),
+        total_bytes=_total(values),
+    )
+    out = {}
+    for engine, c in found.items():
+        if isinstance(c, str):
+            out[engine] = {"error": c}
+        else:
+            out[engine] = {
+                "error": "",
+                "verdict": c.verdict,
+                "message": c.message,
+                "command": c.command,
+                "lines": list(c.lines),
+                "checks": list(c.checks),
+                "version": c.version,
+            }
+    return {"error": "", "engines": out}
+
+
+def command_key(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, values.get(k)) for k in COMMAND_KEYS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Paste any engine's log: engine and version recognised, the log's settings, the diff in GiB
+# ---------------------------------------------------------------------------------------------
+
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "llama.cpp": "llama.cpp", "ollama": "Ollama"}
+PAGE_ENGINE = {"vllm": "vllm", "sglang": "sglang", "llama.cpp": "llamacpp", "ollama": "ollama"}
+_WHY = {
+    "baseline_bytes": "the device's total less the CUDA context and NCCL: another total, or another process",
+    "weights_bytes": "the checkpoint's format or tensors built at load (vision tower, padded vocabulary)",
+    "kv_bytes": "what is left after the weights and the static reserve: follows the fraction and the total",
+    "max_total_num_tokens": "the pool's bytes ÷ each token's bytes (heads, layers, KV dtype, TP)",
+    "max_running_requests": "SGLang's default from the pool and the context, or the flag",
+    "context_len": "--context-length, or the model's own limit",
+    "model": "the layers on this device in the file's types; another quantization mix changes it",
+    "kv": "cells × streams × layers on this device × the K and V types",
+    "compute": "the reserve graph for one micro-batch: an estimate, not the allocator's sum",
+    "offloaded_layers": "-ngl, or --fit's choice from the free memory",
+    "n_ctx": "-c padded to 256 and multiplied by the slots",
+}
+
+
+def _bytes_row(term: str, predicted: float | None, logged: float, why: str, tol: float = 0.01) -> dict:
+    """A size beside the log's, in GiB (the unit every engine's figure is turned into)."""
+    agrees = predicted is not None and abs(predicted - logged) <= tol * max(abs(logged), 1.0)
+    return {
+        "Term": term,
+        "Predicted": f"{predicted / 2**30:,.2f} GiB" if predicted is not None else "—",
+        "Your log": f"{logged / 2**30:,.2f} GiB",
+        "Difference": f"{(predicted - logged) / 2**30:+,.2f} GiB" if predicted is not None else "—",
+        "Agrees": ("yes" if agrees else "no") if predicted is not None else "not predicted",
+        "Why it may differ": "—" if agrees else why,
+    }
+
+
+def _count_row(
+    term: str, predicted: float | None, logged: float, why: str, tol: float = 0.02, unit: str = ""
+) -> dict:
+    """A count (tokens, layers, requests) beside the log's."""
+    agrees = predicted is not None and abs(predicted - logged) <= tol * max(abs(logged), 1.0)
+    fmt = (lambda v: f"{v:,.2f}×") if unit == "×" else (lambda v: f"{v:,.0f}{' ' + unit if unit else ''}")
+    return {
+        "Term": term,
+        "Predicted": fmt(predicted) if predicted is not None else "—",
+        "Your log": fmt(logged),
+        "Difference": (f"{predicted - logged:+,.2f}" if unit == "×" else f"{predicted - logged:+,.0f}")
+        if predicted is not None
+        else "—",
+        "Agrees": "yes" if agrees else "no",
+        "Why it may differ": "—" if agrees else why,
+    }
+
+
+def log_settings(parsed: dict[str, Any]) -> dict[str, Any]:
+    """The page's controls a parsed log sets ("Use this log's settings"): only what it printed."""
+    from simulators.engines.llamacpp import preset_of
+
+    engine = parsed["engine"]
+    out: dict[str, Any] = {"fit_engine": PAGE_ENGINE[engine], "fit_task": "inference"}
+    if engine == "vllm":
+        for src, dst in (("max_model_len", "fit_ctx"), ("tp", "fit_gpus")):
+            if parsed.get(src):
+                out[dst] = int(parsed[src])
+        if parsed.get("gpu_memory_utilization"):
+            out["fit_util"] = float(parsed["gpu_memory_utilization"])
+        if parsed.get("total_bytes"):
+            out["fit_total"] = round(float(parsed["total_bytes"]) / 2**30, 2)
+        if parsed.get("max_num_seqs"):
+            out["fit_seqs"] = int(parsed["max_num_seqs"])
+    elif engine == "sglang":
+        ctx = parsed.get("context_length") or parsed.get("context_len")
+        if ctx:
+            out["fit_ctx"] = int(ctx)
+        if parsed.get("tp_size"):
+            out["fit_gpus"] = int(parsed["tp_size"])
+        if parsed.get("mem_fraction_static"):
+            out["fit_frac"] = float(parsed["mem_fraction_static"])
+    else:
+        seq = parsed.get("n_ctx_seq") or parsed.get("n_ctx")
+        if seq:
+            out["fit_ctx"] = int(seq)
+            if parsed.get("n_ctx") and parsed["n_ctx"] // int(seq) > 1:
+                out["fit_np"] = int(parsed["n_ctx"]) // int(seq)
+        kv = parsed.get("kv_types")
+        if kv and kv[0] in ("f16", "q8_0", "q4_0"):
+            out["fit_ctk"] = kv[0]
+        preset = preset_of(parsed)
+        if preset:
+            out["fit_quant"] = preset
+        gpus = [d for d in (parsed.get("model_buffers") or {}) if d.startswith(("CUDA", "ROCm", "Metal"))]
+        if gpus:
+            out["fit_gpus"] = len(gpus)
+        offloaded, layers = parsed.get("offloaded_layers"), parsed.get("total_layers")
+        if offloaded is not None and layers and offloaded < layers:
+            out["fit_ngl"] = int(offloaded)
+    return out
+
+
+def _settings_words(key: str, value: Any) -> str:
+    if key == "fit_total":
+        return f"{value:,.2f} GiB"
+    if key == "fit_engine":
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+SETTING_NAMES = {
+    "fit_engine": "engine",
+    "fit_ctx": "context",
+    "fit_gpus": "GPUs (TP)",
+    "fit_util": "gpu_memory_utilization",
+    "fit_total": "memory the device reports",
+    "fit_seqs": "max_num_seqs",
+    "fit_frac": "mem_fraction_static",
+    "fit_np": "parallel slots (-np)",
+    "fit_ctk": "KV-cache type",
+    "fit_quant": "GGUF quantization",
+    "fit_ngl": "-ngl",
+}
+
+
+def _version_words(parsed: dict[str, Any]) -> str:
+    """The log's version against the version the page models, said plainly when it differs."""
+    from simulators import engines
+
+    engine, version = parsed["engine"], parsed.get("version")
+    name = ENGINE_NAMES[engine]
+    if not version:
+        return f"The log does not print {name}'s version: it is compared with the modelled one."
+    if engine == "vllm":
+        try:
+            from simulators.engines.vllm import vllm_family
+
+            family = vllm_family(str(version))
+        except ImportError:
+            family = "0.19" if str(version).startswith(("0.19", "0.20")) else ""
+        except engines.EngineError as exc:
+            return f"The log ran {exc}. The terms below are compared with 0.19 all the same."
+        if family and family != "0.19":
+            return f"The log ran vLLM {version} (the {family} ledger); the page models 0.19."
+        if not family:
+            return f"The log ran vLLM {version}; the page models 0.19: terms may differ for that reason."
+        return ""
+    modelled = {
+        "sglang": engines.SGLANG_VERSION,
+        "llama.cpp": engines.LLAMACPP_VERSION,
+        "ollama": engines.OLLAMA_VERSION,
+    }[engine]
+    if modelled in str(version) or str(version).lstrip("v") == modelled:
+        return ""
+    return (
+        f"The log ran {name} {version}; the page models {name} {modelled}: a term may differ because"
+        " the version differs, not only the setting."
+    )
+
+
+def log_mismatches(parsed: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """What the log ran with that differs from the page, said before any term is compared."""
+    out = []
+    words = _version_words(parsed)
+    if words:
+        out.append(words)
+    for key, value in log_settings(parsed).items():
+        if key == "fit_task" or values.get(key) is None:
+            continue
+        page = values[key]
+        same = (
+            abs(float(page) - float(value)) < 0.005
+            if key in ("fit_total", "fit_util", "fit_frac")
+            else page == value
+        )
+        if key == "fit_total" and not page:
+            same = False
+        if key == "fit_frac" and not page:
+            same = False
+        if key == "fit_engine":
+            if not same:
+                page_name = params_for(PAGE)["fit_engine"].label(page)
+                out.append(
+                    f"The log is from {ENGINE_NAMES[parsed['engine']]}; the page shows {page_name}: the"
+                    f" terms below are {ENGINE_NAMES[parsed['engine']]}'s prediction for the page's settings."
+                )
+            continue
+        if not same:
+            out.append(
+                f"{SETTING_NAMES.get(key, key)}: the log used {_settings_words(key, value)}, the page"
+                f" {_settings_words(key, page) if page not in (0, 0.0) else 'the default'}."
+            )
+    model = (
+        parsed.get("model") or parsed.get("model_path") or (parsed.get("metadata") or {}).get("general.name")
+    )
+    if model and values["fit_model"] != CUSTOM_MODEL:
+        preset = models()[values["fit_model"]]
+        name = str(model).lower().replace("-", " ").replace("_", " ").rstrip("/").split("/")[-1]
+        mine = {preset.name.lower().replace("-", " "), values["fit_model"].replace("-", " ")}
+        if not any(m in name or name in m for m in mine):
+            out.append(f"The log loaded {str(model)[:120]!r}; the page sizes {preset.name}.")
+    return out
+
+
+def _sglang_rows(parsed: dict[str, Any], s: Any) -> list[dict]:
+    rows = []
+    for key, label in (
+        ("baseline_bytes", "Free before the weights (Load weight begin)"),
+        ("weights_bytes", "Weights (Load weight end, mem usage)"),
+        ("kv_bytes", "KV cache (K + V, or the latent)"),
+    ):
+        if key in parsed:
+            rows.append(_bytes_row(label, getattr(s, key), parsed[key], _WHY[key]))
+    for key, label in (
+        ("max_total_num_tokens", "max_total_num_tokens"),
+        ("max_running_requests", "max_running_requests"),
+        ("context_len", "context_len"),
+    ):
+        if key in parsed:
+            unit = "tokens" if key != "max_running_requests" else "requests"
+            rows.append(_count_row(label, getattr(s, key), parsed[key], _WHY[key], unit=unit))
+    return rows
+
+
+def _llamacpp_rows(parsed: dict[str, Any], s: Any) -> list[dict]:
+    devices = {("CPU" if d.total_bytes is None else d.name): d for d in s.devices}
+
+    def device(name: str) -> Any:
+        return devices.get("CPU" if name.startswith("CPU") else name)
+
+    rows = []
+    for field, attr, label, why in (
+        ("model_buffers", "model_bytes", "model buffer", _WHY["model"]),
+        ("kv_buffers", "kv_bytes", "KV buffer", _WHY["kv"]),
+        ("compute_buffers", "compute_bytes", "compute buffer", _WHY["compute"]),
+    ):
+        for name, logged in (parsed.get(field) or {}).items():
+            d = device(name)
+            predicted = getattr(d, attr) if d is not None else None
+            if field == "compute_buffers" and d is not None and d.total_bytes is None:
+                predicted = None  # the host's compute buffer is not modelled
+            rows.append(
+                _bytes_row(
+                    f"{name} {label}", predicted, logged, why, 0.10 if field == "compute_buffers" else 0.01
+                )
+            )
+    if "offloaded_layers" in parsed:
+        rows.append(
+            _count_row(
+                "layers on the GPU",
+                s.offloaded_layers,
+                parsed["offloaded_layers"],
+                _WHY["offloaded_layers"],
+                0,
+            )
+        )
+    if "n_ctx" in parsed:
+        rows.append(_count_row("n_ctx", s.n_ctx, parsed["n_ctx"], _WHY["n_ctx"], 0, "cells"))
+    return rows
+
+
+def log_comparison_any(text: str, values: dict[str, Any], config_text: str = "") -> dict[str, Any]:
+    """Any engine's pasted log: its engine and version, every memory figure it printed (GiB), what
+    differs between its settings and the page's (said first), and the diff term by term against
+    that engine's prediction for the page's settings. ``{"error": …}`` in words when unplaceable."""
+    from simulators import engines
+
+    try:
+        parsed = engines.parse_log(text)
+    except (engines.LogError, ValueError) as exc:
+        return {"error": str(exc)}
+    engine = parsed["engine"]
+    figures = []
+    for key, value in parsed.items():
+        if isinstance(value, dict) and key.endswith(("buffers", "weights", "kv", "graph")):
+            for dev, b in value.items():
+                if isinstance(b, (int, float)):
+                    figures.append({"Figure": f"{key} · {dev}", "GiB": f"{b / 2**30:,.2f}"})
+        elif key.endswith("_bytes") and isinstance(value, (int, float)):
+            figures.append({"Figure": key, "GiB": f"{value / 2**30:,.2f}"})
+    settings = log_settings(parsed)
+    result: dict[str, Any] = {
+        "error": "",
+        "engine": engine,
+        "engine_name": ENGINE_NAMES[engine],
+        "version": parsed.get("version"),
+        "parsed": parsed,
+        "settings": settings,
+        "mismatches": log_mismatches(parsed, values),
+        "figures": arrow(figures),
+        "rows": [],
+        "predict_error": "",
+    }
+    page = {**values, "fit_engine": PAGE_ENGINE[engine]}
+    config = _model_config(values["fit_model"], config_text)
+    try:
+        if engine == "vllm":
+            out = engine_outcome(relevant(page), config_text)
+            if out["error"]:
+                raise engines.EngineError(out["error"])
+            rows = []
+            for r in engines.compare_with_log(out["startup"], parsed):
+                if r["term"] in ("kv_tokens", "max_concurrency"):
+                    unit = "tokens" if r["term"] == "kv_tokens" else "×"
+                    row = _count_row(
+                        r["term"].replace("_", " "), r["predicted"], r["measured"], r["why"], unit=unit
+                    )
+                    row["Agrees"] = "yes" if r["agrees"] else "no"
+                else:
+                    row = _bytes_row(
+                        r["term"].removesuffix("_bytes").replace("_", " "),
+                        r["predicted"],
+                        r["measured"],
+                        r["why"],
+                    )
+                    row["Agrees"] = "yes" if r["agrees"] else "no"
+                rows.append(row)
+        elif config is None:
+            raise engines.EngineError("no config.json to predict from")
+        elif engine == "sglang":
+            rows = _sglang_rows(parsed, sglang_call(page, config))
+        else:
+            rows = _llamacpp_rows(parsed, llamacpp_call(page, config, PAGE_ENGINE[engine]))
+    except (engines.EngineError, ValueError, KeyError) as exc:
+        result["predict_error"] = str(exc)
+        rows = []
+    result["rows"] = rows
+    result["table"] = arrow(rows)
+    return result

@@ -1,0 +1,37 @@
+"""Will it fit? in a real browser on a phone (issue 34): the model and GPU controls right under
+the answer, not three screens below it; the engines' views drawn without an exception."""
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+FINISHED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && !!document.querySelector('[data-testid="stHeading"], h1')"""
+# Page positions (px from the top of the page) of the last verdict metric, the model select, the
+# first chart and the control panel.
+TOPS = """() => { const top = e => e ? e.getBoundingClientRect().top + scrollY : null;
+  const metrics = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stMetric]')];
+  const last = metrics.length ? metrics[0].closest('.st-key-sim-answer') : null;
+  const model = [...document.querySelectorAll('[data-testid=stSelectbox]')]
+      .find(e => (e.innerText || '').startsWith('Model'));
+  return {answerBottom: last ? last.getBoundingClientRect().bottom + scrollY : null,
+          model: top(model), chart: top(document.querySelector('[data-testid=stMain] .js-plotly-plot')),
+          controls: top(document.querySelector('.st-key-sim-controls'))}; }"""
+
+
+@pytest.mark.parametrize("query", ["", "?fit_engine=llamacpp&fit_gpu=rtx-4090&fit_model=llama-3.1-70b"])
+def test_on_a_phone_the_model_select_sits_right_under_the_answer(app_url, browser, query):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/will-it-fit{query}", wait_until="domcontentloaded")
+        page.wait_for_function(FINISHED, timeout=120_000)
+        page.locator("[data-testid=stMain] .js-plotly-plot").first.wait_for(timeout=120_000)
+        tops = page.evaluate(TOPS)
+    finally:
+        context.close()
+    # the verdict, then the control panel with the model select first, then the chart: the select
+    # is under the answer's last line (it was three screens below it) and on the first 1.25 screens
+    assert tops["answerBottom"] <= tops["controls"] < tops["model"] < tops["chart"], tops
+    assert tops["model"] - tops["answerBottom"] < 200 and tops["model"] < 1.25 * 844, tops
