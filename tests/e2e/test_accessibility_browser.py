@@ -235,7 +235,7 @@ def test_a_lesson_question_and_a_simulator_control_by_keyboard_alone(app_url, pa
     _tab_to(page, lambda a: a["tag"] == "BUTTON" and "Commit my prediction" in a["text"])
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "() => !!document.activeElement.closest('[data-testid=\"stAlert\"]')", timeout=15_000
+        "() => !!document.activeElement.closest('[data-testid=\"stAlert\"]')", timeout=60_000
     )
     verdict = page.evaluate(ACTIVE)
     assert verdict["alert"] and verdict["top"] >= 0 and verdict["bottom"] <= verdict["height"], verdict
@@ -247,7 +247,7 @@ def test_a_lesson_question_and_a_simulator_control_by_keyboard_alone(app_url, pa
     page.wait_for_function(
         "(t) => document.activeElement.tagName === 'H2' && document.activeElement.textContent.includes(t)",
         arg=title,
-        timeout=15_000,
+        timeout=60_000,
     )
     heading = page.evaluate(ACTIVE)
     assert 0 <= heading["top"] < heading["height"], heading  # scrolled into view, not 783 px below
@@ -266,7 +266,7 @@ def test_a_lesson_question_and_a_simulator_control_by_keyboard_alone(app_url, pa
     figures = "() => [...document.querySelectorAll('[role=figure]')].map(f => f.getAttribute('aria-label'))"
     alt_before = page.evaluate(figures)
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("(v) => document.activeElement.value !== v", arg=before, timeout=10_000)
+    page.wait_for_function("(v) => document.activeElement.value !== v", arg=before, timeout=60_000)
     settle(page)
     assert page.evaluate("document.activeElement.type") == "range", "the focus left the slider"
     assert page.evaluate(figures) != alt_before, "no chart changed: the page did not recompute"
@@ -372,12 +372,12 @@ def test_try_again_puts_the_focus_on_the_question_named_by_its_prompt(app_url, p
     wrong = (question.answer + 1) % len(question.options)
     page.locator("[role=radiogroup] label").nth(wrong).click()
     page.get_by_role("button", name="Commit my prediction").first.click()
-    page.get_by_role("button", name="Try again").first.wait_for(timeout=15_000)
+    page.get_by_role("button", name="Try again").first.wait_for(timeout=60_000)
     page.get_by_role("button", name="Try again").first.click()
     page.wait_for_function(
         "() => document.activeElement && document.activeElement.tagName === 'INPUT'"
         " && !!document.activeElement.closest('[role=radiogroup]')",
-        timeout=15_000,
+        timeout=60_000,
     )
     active = page.evaluate(ACTIVE)
     assert active["top"] >= 0 and active["bottom"] <= active["height"], active
