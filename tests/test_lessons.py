@@ -425,3 +425,29 @@ def test_the_capstone_verdicts_do_not_turn_on_a_few_percent():
                 pool = f.served_sequences("llama-3.1-8b", gpu, fmt, ctx)
                 slow = f.served_ttft_s("llama-3.1-8b", gpu, fmt, ctx)
                 assert pool <= 0.9 * users or slow >= 1.1 * ttft or need >= 1.1 * high, where
+
+
+def test_every_prompt_states_the_kv_cache_size_its_model_needs():
+    """Review 2026-11-28 R2 (and issue 34, build 1): a numeric question whose explanation counts a
+    model's KV cache states that model's size in its prompt, for every variant: the KV bytes per
+    token, the layers and KV heads to compute it from, or the cache's size in GB at the context
+    asked (Llama 2 13B's 819,200 bytes per token were in no prompt that needed them)."""
+    from lessons.functions import kv_bytes_per_token, kv_cache_gb, max_context
+
+    missing = []
+    for lesson, question in _questions(numeric=True):
+        given = dict(question.inputs)
+        model = given.get("model")
+        if not model or "KV cache" not in question.explanation:
+            continue
+        prompt = question.prompt
+        stated = f"{kv_bytes_per_token(model):,.0f}" in prompt or "KV heads" in prompt
+        stated = stated or f"{kv_bytes_per_token(model) / 1024:.0f} KiB" in prompt
+        contexts = {given.get("context"), given.get("ctx"), 2048, 4096, 8192, 16384, 32768} - {None}
+        for context in contexts:
+            if int(context) <= (max_context(model) or context):
+                sizes = {f"{kv_cache_gb(model, int(context)):{fmt}} GB" for fmt in (".1f", ".2f", ".3f")}
+                stated = stated or any(size in prompt for size in sizes)
+        if not stated:
+            missing.append(f"{lesson.id}/{question.id} {question.variant_key}")
+    assert not missing, "\n".join(missing)
