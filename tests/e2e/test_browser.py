@@ -23,7 +23,7 @@ def test_search_box_finds_a_term_and_shows_its_summary(app_url, page):
 
 def test_sidebar_search_jumps_to_term_from_home(app_url, page):
     page.goto(app_url, wait_until="domcontentloaded")
-    box = page.get_by_label("Search the glossary")
+    box = page.get_by_label("Search the glossary", exact=True)
     box.wait_for(timeout=30_000)
     box.fill("bandwith")
     box.press("Enter")
@@ -36,3 +36,20 @@ def test_sidebar_search_jumps_to_term_from_home(app_url, page):
 def test_deep_link_opens_term(app_url, page):
     page.goto(f"{app_url}/glossary?term=hbm", wait_until="domcontentloaded")
     page.get_by_text(terms_by_id()["hbm"].summary).wait_for(timeout=30_000)
+
+
+def test_junk_in_either_search_box_says_no_match(app_url, page):
+    """Issue 34: '<script>alert(1)</script>' listed 171 terms; now both boxes say no term matches,
+    and the typed text is shown back as text, never run."""
+    junk = "<script>alert(1)</script>"
+    page.goto(f"{app_url}/glossary", wait_until="domcontentloaded")
+    box = page.get_by_label("Search terms")
+    box.wait_for(timeout=30_000)
+    box.fill(junk)
+    box.press("Enter")
+    page.get_by_text("No term matches that search").wait_for(timeout=30_000)
+    assert page.locator("a[href*='glossary?term=']").count() == 0
+    sidebar = page.get_by_label("Search the glossary", exact=True)
+    sidebar.fill(junk)
+    sidebar.press("Enter")
+    page.get_by_text("No term matches that.").wait_for(timeout=30_000)
