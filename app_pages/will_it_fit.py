@@ -218,7 +218,8 @@ with layout.more:
                 {
                     "label": "Time to first token",
                     "value": format_seconds(decode["prefill_s"]) if decode["prefill_s"] else "—",
-                    "help": "Prefill of the whole context at the chosen MFU",
+                    "help": "Prefill of the whole context at the chosen MFU; the output head runs on the last"
+                    " token only, as serving engines compute logits",
                 },
             ],
         )

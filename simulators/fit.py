@@ -197,7 +197,9 @@ def inference(
             kv_fmt=kv_fmt,
             n_gpus=n,
         )
-        prefill = prefill_time_s(spec, context, peak_flops=peak, mfu=mfu, n_gpus=n) if peak else None
+        prefill = (
+            prefill_time_s(spec, context, peak_flops=peak, mfu=mfu, n_gpus=n, logits="last") if peak else None
+        )
         return step, prefill
 
     def speed_cells(accelerator: Accelerator, n: int) -> tuple[str, str]:
