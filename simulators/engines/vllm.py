@@ -606,10 +606,11 @@ MEASURED_RANGES_GIB: dict[str, tuple[float, float, int]] = {
 # Non-torch memory at TP >= 2 over PCIe: NCCL moves data peer to peer or through host memory and
 # allocates no NVLink SHARP buffers, and vLLM's custom all-reduce stays off beyond two PCIe GPUs
 # (custom_all_reduce.py: "not supported on more than two PCIe-only GPUs"). Measured on two PCIe
-# machines: 0.25 GiB per GPU on 2× RTX 4090 at TP 2 (https://github.com/vllm-project/vllm/issues/13061)
-# and 0.20 GiB on four 23.58 GiB GPUs (https://github.com/vllm-project/vllm/pull/14447), both vLLM
-# 0.7-0.8 V0 ("non_torch_memory takes"), the issue-30 analysis of five 0.19 PCIe logs finding 0.25
-# GiB right to +1-2 %.
+# machines: 0.25 GiB per GPU on 2× RTX 4090 at TP 2
+# (https://github.com/vllm-project/vllm/issues/13061) and 0.20 GiB on each worker of several
+# 23.58 GiB GPUs (https://github.com/vllm-project/vllm/pull/14447), both vLLM 0.7-0.8 V0
+# ("non_torch_memory takes"), the issue-30 analysis of five 0.19 PCIe logs finding 0.25 GiB
+# right to +1-2 %.
 NON_TORCH_PCIE_GIB = (0.20, 0.25)
 # vLLM's custom all-reduce, when it runs (world size 2, 4, 6 or 8 in one node, and two GPUs or a
 # fully NVLink-connected set: custom_all_reduce.py), allocates two IPC buffers outside PyTorch
@@ -675,6 +676,26 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
         hi_n * GiB,
         "NCCL over NVLink without SHARP and the custom all-reduce's 16 MiB (not measured)",
     )
+
+
+def cuda_graph_capture_sizes(max_num_seqs: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The batch sizes vLLM captures as CUDA graphs (0.19's FULL_AND_PIECEWISE default): piecewise
+    graphs for 1, 2, 4, then every 8 to 248, then every 16, up to min(2 × max_num_seqs, 512)
+    (``config/vllm.py``: max_cudagraph_capture_size), and full decode graphs for those sizes up to
+    max_num_seqs. 1,024 sequences: 51 + 51 graphs, the largest 512, as the start-ups print
+    ("Profiling CUDA graph memory: PIECEWISE=7 (largest=32), FULL=5 (largest=16)" at 16)."""
+    largest = min(2 * max_num_seqs, 512)
+    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)]
+    piecewise = tuple(n for n in sizes if n <= largest)
+    return piecewise, tuple(n for n in piecewise if n <= max_num_seqs)
+
+
+# Every captured graph keeps its own nodes and buffers in the graphs' pool: the real 0.19
+# start-ups captured 102 graphs each (MEASURED_RANGES_GIB["cuda_graphs"]), 4.6-18.6 MiB a graph;
+# the central figure is the calibration runs' largest, 1.10 GiB / 102. A 0.26 start-up on another
+# machine capturing 12 graphs took 0.11 GiB (9.4 MiB a graph; tests/data/vllm_startups.jsonl).
+CUDA_GRAPHS_CALIBRATED = 102
+CUDA_GRAPH_BYTES_PER_GRAPH = CUDA_GRAPH_BYTES / CUDA_GRAPHS_CALIBRATED
 
 
 def pp_partitions(num_layers: int, pp: int) -> list[int]:
@@ -1233,7 +1254,9 @@ def vllm_startup(
     if pp > 1:
         stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
         weights, activation = stages[0]["weights"], stages[0]["activation"]
-    graphs = 0.0 if enforce_eager else CUDA_GRAPH_BYTES
+    piecewise, full = cuda_graph_capture_sizes(seqs)
+    n_graphs = 0 if enforce_eager else len(piecewise) + len(full)
+    graphs = n_graphs * CUDA_GRAPH_BYTES_PER_GRAPH
     available = requested - (weights + activation + non_torch)
     if family == "0.21+":
         # gpu_worker.py: the graphs' estimated pool comes out of the KV budget before it is cut
@@ -1515,7 +1538,7 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("version", r"LLM engine \(v([0-9][0-9A-Za-z.+-]*)\)", "text"),
     ("version", r"vLLM API server version ([0-9][0-9A-Za-z.+-]*)", "text"),
     # -- fallbacks: read only where no line above gave the term --
-    ("version", r"\bversion ([0-9]+\.[0-9]+\.[0-9][0-9A-Za-z.+-]*)", "text"),
+    ("version", r"█\s+version ([0-9]+\.[0-9]+\.[0-9][0-9A-Za-z.+-]*)", "text"),  # the start-up banner
     # V0 (0.6-0.9): "the current vLLM instance can use total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization (0.99) = 23.35GiB", and 0.6.x's "Memory profiling results:
     # total_gpu_memory=… non_torch_memory=… kv_cache_size=… gpu_memory_utilization=…"
@@ -1544,7 +1567,7 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("model", r"[ (]model='([^']{1,300})'", "text"),
 )
 _COMPILED = tuple((key, re.compile(rx), unit) for key, rx, unit in LOG_PATTERNS)
-_FIRST_FALLBACK = next(i for i, (k, rx, _) in enumerate(LOG_PATTERNS) if rx.startswith(r"\bversion"))
+_FIRST_FALLBACK = next(i for i, (k, rx, _) in enumerate(LOG_PATTERNS) if rx.startswith("█"))
 LOG_TERMS = (
     "total_bytes",
     "requested_bytes",
@@ -1841,7 +1864,8 @@ def _graph_range(s: VllmStartup) -> tuple[float, float]:
     if not s.cuda_graph_bytes:
         return (0.0, 0.0)
     lo, hi, _ = MEASURED_RANGES_GIB["cuda_graphs"]
-    return (lo * GiB, hi * GiB)
+    n = s.cuda_graph_bytes / CUDA_GRAPH_BYTES_PER_GRAPH
+    return (lo * GiB * n / CUDA_GRAPHS_CALIBRATED, hi * GiB * n / CUDA_GRAPHS_CALIBRATED)
 
 
 _MEASURED_TERMS = {
