@@ -96,7 +96,7 @@ ROOFLINE_CONTEXTS = (0, 512, 1024, 2048, 4096, 8192, 32768)
 
 
 ENGINE_LABELS = {
-    "vllm": "vLLM 0.19",
+    "vllm": "vLLM",
     "sglang": "SGLang 0.5.23",
     "llamacpp": "llama.cpp (llama-server)",
     "ollama": "Ollama 0.15.5",
@@ -119,6 +119,7 @@ GGUF_QUANTS = (
     "F16",
 )
 LLAMACPP_KV = {"f16": "f16", "q8_0": "q8_0", "q4_0": "q4_0"}
+VLLM_VERSIONS = {"0.19": "0.19–0.20", "0.21+": "0.21 and later"}
 MAX_NUM_SEQS = {0: "vLLM's default"} | {n: f"{n:,}" for n in (16, 64, 128, 256, 512, 1024, 2048)}
 
 
@@ -342,6 +343,41 @@ def page_params() -> dict[str, ParamSet]:
                     title="Users at once",
                     help="Requests served together, each up to the context: the command that fits sizes"
                     " each engine's flags for this many.",
+                ),
+                _choice(
+                    "fit_vver",
+                    VLLM_VERSIONS,
+                    "0.19",
+                    title="vLLM version",
+                    help="0.19–0.20 capture CUDA graphs after sizing the KV cache, on top of the budget;"
+                    " from 0.21 vLLM estimates the graphs' memory first and takes it out of the KV budget.",
+                ),
+                Param(
+                    "fit_pp",
+                    "int",
+                    1,
+                    lo=1,
+                    hi=64,
+                    title="Pipeline stages (vLLM PP)",
+                    help="--pipeline-parallel-size: the layers split into this many stages, each on its own"
+                    " GPUs (the GPUs above are the tensor-parallel size of one stage).",
+                ),
+                Param(
+                    "fit_mbt",
+                    "int",
+                    0,
+                    lo=0,
+                    hi=1_048_576,
+                    title="max_num_batched_tokens (0 = vLLM's default)",
+                    help="The most tokens one vLLM step processes; its profile run is a forward pass of"
+                    " this many tokens, so it sets part of the activation peak.",
+                ),
+                Param(
+                    "fit_eager",
+                    "bool",
+                    False,
+                    title="--enforce-eager (no CUDA graphs)",
+                    help="vLLM runs without capturing CUDA graphs: no graph memory, slower decode steps.",
                 ),
                 _choice(
                     "fit_seqs",

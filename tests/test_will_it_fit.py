@@ -483,3 +483,57 @@ def test_a_pasted_sglang_log_is_recognised():
     assert not at.exception
     warning = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "The log is from SGLang" in warning and "mem_fraction_static: the log used 0.85" in warning
+
+
+def _vllm_log(row_id: str) -> str:
+    rows = (DATA / "vllm_startups.jsonl").read_text(encoding="utf-8").splitlines()
+    return "\n".join(next(r for r in map(json.loads, rows) if r["id"] == row_id)["raw_lines"])
+
+
+def test_a_pasted_vllm_log_from_an_unmodelled_version_is_said_plainly_before_any_term():
+    at = open_page(fit_engine="vllm", fit_model="llama-3.1-8b")
+    at.text_area(key="fit_vllm_log").input(_vllm_log("plg_ai-gemma-3-12b-it-qat-autoawq-tp2-131072")).run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "vLLM 0.8.4" in warning and "not modelled" in warning
+    assert "131,072" in warning or "131072" in warning  # the log's context, said beside the page's
+
+
+def test_using_a_vllm_logs_settings_makes_the_prediction_agree_with_it():
+    """The calibration start-up of Llama 3.1 8B (16k, 0.95, 79.19 GiB): before, the page's 8k and
+    0.9 differ; after 'Use this log's settings' the KV tokens agree within 2 % (476,016 logged)."""
+    lines = (DATA / "vllm_startup_calibration.jsonl").read_text(encoding="utf-8").splitlines()
+    row = next(r for r in map(json.loads, lines) if r["model_id"] == "meta-llama/Llama-3.1-8B-Instruct")
+    at = open_page(fit_engine="vllm", fit_model="llama-3.1-8b")
+    at.text_area(key="fit_vllm_log").input("\n".join(row["raw_lines"])).run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
+    assert table[table["Term"] == "kv tokens"].iloc[0]["Agrees"] == "no"
+    at.button(key="fit_use_log").click().run()
+    assert not at.exception
+    assert at.number_input(key="fit_ctx").value == 16384 and at.slider(key="fit_util").value == 0.95
+    table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
+    kv = table[table["Term"] == "kv tokens"].iloc[0]
+    assert kv["Your log"] == "476,016 tokens" and kv["Agrees"] == "yes"
+
+
+def test_one_bar_builder_draws_any_engines_ledger_in_gib_with_its_point_in_the_alt_text():
+    from charts.engines import ledger_bars, ledger_rows
+    from charts.style import chart_alt, chart_table
+
+    cfg = get_model_preset("llama-3.1-8b").config
+    rows = [
+        ("vLLM", engines.vllm_startup(cfg, "h100-sxm", max_model_len=8192).ledger()),
+        ("SGLang", engines.sglang_startup(cfg, "h100-sxm", context_length=8192).ledger()),
+        ("llama.cpp", engines.llamacpp_startup(cfg, "h100-sxm", n_ctx=8192).ledger()),
+    ]
+    kv = rows[1][1].get("kv_cache").bytes / 2**30
+    spec = ledger_bars(rows, headline=f"SGLang keeps {kv:,.2f} GiB", capacity_bytes=rows[0][1].total_bytes)
+    for name, ledger in rows:
+        drawn = sum(t["x"][0] for t in spec["data"] if t["y"][0] == name)
+        assert drawn == pytest.approx(ledger.used_bytes / 2**30)
+    assert f"{kv:,.2f} GiB" in chart_alt(spec) and "GiB" in spec["layout"]["xaxis"]["title"]["text"]
+    assert len(chart_table(spec)) == sum(1 for _, ledger in rows for t in ledger if t.bytes > 0)
+    table = ledger_rows(rows)
+    total = table[-1]
+    assert total["SGLang (GiB)"] == f"{rows[1][1].used_bytes / 2**30:,.2f}"

@@ -35,3 +35,43 @@ def test_on_a_phone_the_model_select_sits_right_under_the_answer(app_url, browse
     # is under the answer's last line (it was three screens below it) and on the first 1.25 screens
     assert tops["answerBottom"] <= tops["controls"] < tops["model"] < tops["chart"], tops
     assert tops["model"] - tops["answerBottom"] < 200 and tops["model"] < 1.25 * 844, tops
+
+
+ENGINE_VIEWS = [
+    "will-it-fit?fit_engine=compare&fit_model=llama-3.1-8b&fit_ctx=32768&fit_users=8",
+    "will-it-fit?fit_engine=llamacpp&fit_gpu=rtx-4090&fit_model=llama-3.1-70b",
+    "will-it-fit?fit_engine=sglang&fit_model=gpt-oss-20b",
+]
+RULES = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+def test_the_engine_views_have_no_serious_accessibility_violation(app_url, browser):
+    """Side by side, llama.cpp offloading a 70B, and SGLang refusing a model: axe-core finds no
+    serious or critical violation (tabs, code blocks and tables included)."""
+    from pathlib import Path
+
+    import axe_playwright_python
+
+    from tests.e2e.conftest import settle
+
+    axe = Path(axe_playwright_python.__file__).parent / "axe.min.js"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    found = []
+    try:
+        for address in ENGINE_VIEWS:
+            page.goto(f"{app_url}/{address}", wait_until="domcontentloaded")
+            settle(page)
+            assert not page.locator('[data-testid="stException"]').count(), address
+            page.add_script_tag(path=str(axe))
+            result = page.evaluate(
+                "async (tags) => await axe.run(document, {runOnly: {type: 'tag', values: tags}})", RULES
+            )
+            found += [
+                (address, v["id"], v["nodes"][0]["html"][:160])
+                for v in result["violations"]
+                if v["impact"] in ("serious", "critical")
+            ]
+    finally:
+        context.close()
+    assert not found, found

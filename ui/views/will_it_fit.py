@@ -6,6 +6,7 @@ shared by every session), so a rerun with the same controls costs only drawing.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import streamlit as st
@@ -33,6 +34,10 @@ ENGINE_KEYS = (
     "fit_ctk",
     "fit_ncmoe",
     "fit_frac",
+    "fit_vver",
+    "fit_pp",
+    "fit_mbt",
+    "fit_eager",
 )
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
@@ -417,6 +422,14 @@ def vllm_arguments(values: dict[str, Any], config: dict | None) -> tuple[dict[st
     kwargs["kv_cache_dtype"] = VLLM_KV_FORMATS[values["fit_kvfmt"]]
     if values.get("fit_seqs"):
         kwargs["max_num_seqs"] = int(values["fit_seqs"])
+    if values.get("fit_mbt"):
+        kwargs["max_num_batched_tokens"] = int(values["fit_mbt"])
+    if values.get("fit_pp", 1) > 1:
+        kwargs["pp"] = int(values["fit_pp"])
+    if values.get("fit_eager"):
+        kwargs["enforce_eager"] = True
+    if values.get("fit_vver"):
+        kwargs["version"] = values["fit_vver"]
     if values.get("fit_total"):
         kwargs["total_bytes"] = float(values["fit_total"]) * 2**30
     try:
@@ -473,8 +486,9 @@ def engine_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") -> d
         "chart": chart,
         "lines": engines.log_lines(startup),
         "quantized": bool((config or {}).get("quantization_config")),
-        "title": f"{spec.name or 'Custom model'} on vLLM {engines.VLLM_VERSION},"
-        f" {values['fit_gpus']} × {gpu.name}",
+        "title": f"{spec.name or 'Custom model'} on vLLM {startup.ledger().version},"
+        f" {values['fit_gpus']} × {gpu.name}"
+        + (f" × {values['fit_pp']} stages" if values.get("fit_pp", 1) > 1 else ""),
     }
 
 
@@ -1119,15 +1133,28 @@ def log_settings(parsed: dict[str, Any]) -> dict[str, Any]:
     engine = parsed["engine"]
     out: dict[str, Any] = {"fit_engine": PAGE_ENGINE[engine], "fit_task": "inference"}
     if engine == "vllm":
-        for src, dst in (("max_model_len", "fit_ctx"), ("tp", "fit_gpus")):
-            if parsed.get(src):
-                out[dst] = int(parsed[src])
-        if parsed.get("gpu_memory_utilization"):
-            out["fit_util"] = float(parsed["gpu_memory_utilization"])
-        if parsed.get("total_bytes"):
-            out["fit_total"] = round(float(parsed["total_bytes"]) / 2**30, 2)
-        if parsed.get("max_num_seqs"):
-            out["fit_seqs"] = int(parsed["max_num_seqs"])
+        from simulators import engines
+
+        shown = engines.log_settings(parsed)  # vLLM's own reader of a log's settings
+        for src, dst in (
+            ("max_model_len", "fit_ctx"),
+            ("tp", "fit_gpus"),
+            ("pp", "fit_pp"),
+            ("max_num_seqs", "fit_seqs"),
+            ("max_num_batched_tokens", "fit_mbt"),
+            ("gpu_memory_utilization", "fit_util"),
+            ("enforce_eager", "fit_eager"),
+        ):
+            if src in shown:
+                out[dst] = shown[src]
+        if shown.get("total_bytes"):
+            out["fit_total"] = round(float(shown["total_bytes"]) / 2**30, 2)
+        if str(shown.get("kv_cache_dtype", "")).startswith("fp8"):
+            out["fit_kvfmt"] = "fp8"
+        if shown.get("version"):
+            # a version not modelled is said by the mismatches; the page's stays
+            with contextlib.suppress(engines.EngineError):
+                out["fit_vver"] = engines.vllm_family(str(shown["version"]))
     elif engine == "sglang":
         ctx = parsed.get("context_length") or parsed.get("context_len")
         if ctx:
@@ -1167,6 +1194,11 @@ def _settings_words(key: str, value: Any) -> str:
 
 SETTING_NAMES = {
     "fit_engine": "engine",
+    "fit_vver": "vLLM version",
+    "fit_pp": "pipeline stages",
+    "fit_mbt": "max_num_batched_tokens",
+    "fit_eager": "enforce_eager",
+    "fit_kvfmt": "KV cache",
     "fit_ctx": "context",
     "fit_gpus": "GPUs (TP)",
     "fit_util": "gpu_memory_utilization",
@@ -1215,15 +1247,49 @@ def _version_words(parsed: dict[str, Any]) -> str:
     )
 
 
-def log_mismatches(parsed: dict[str, Any], values: dict[str, Any]) -> list[str]:
-    """What the log ran with that differs from the page, said before any term is compared."""
+def _vllm_mismatches(parsed: dict[str, Any], values: dict[str, Any], config_text: str) -> list[str]:
+    """vLLM's own comparison of a log's settings with the page's (``engines.log_mismatches``),
+    the page's settings as the ledger resolved them (its device total, its default batch limits)."""
+    from simulators import engines
+
+    page = {**values, "fit_engine": "vllm"}
+    settings: dict[str, Any] = {
+        "version": values.get("fit_vver") or "0.19",
+        "model": model_name(values) if values["fit_model"] != CUSTOM_MODEL else None,
+        "tp": values["fit_gpus"],
+        "pp": values.get("fit_pp", 1),
+        "max_model_len": values["fit_ctx"],
+        "gpu_memory_utilization": values["fit_util"],
+        "enforce_eager": bool(values.get("fit_eager")),
+        "kv_cache_dtype": "fp8" if values["fit_kvfmt"] == "fp8" else "auto",
+    }
+    out = engine_outcome(relevant(page), config_text)
+    if not out["error"]:
+        s = out["startup"]
+        settings |= {
+            "total_bytes": s.total_bytes,
+            "max_num_seqs": s.max_num_seqs,
+            "max_num_batched_tokens": s.max_num_batched_tokens,
+        }
+    return engines.log_mismatches(parsed, settings)
+
+
+def log_mismatches(parsed: dict[str, Any], values: dict[str, Any], config_text: str = "") -> list[str]:
+    """What the log ran with that differs from the page, said before any term is compared (for a
+    vLLM log, in vLLM's own words: ``engines.log_mismatches``)."""
     out = []
-    words = _version_words(parsed)
-    if words:
-        out.append(words)
+    vllm = parsed["engine"] == "vllm"
+    if vllm:
+        out += _vllm_mismatches(parsed, values, config_text)
+    else:
+        words = _version_words(parsed)
+        if words:
+            out.append(words)
     for key, value in log_settings(parsed).items():
         if key == "fit_task" or values.get(key) is None:
             continue
+        if vllm and key != "fit_engine":
+            continue  # said above
         page = values[key]
         same = (
             abs(float(page) - float(value)) < 0.005
@@ -1250,7 +1316,7 @@ def log_mismatches(parsed: dict[str, Any], values: dict[str, Any]) -> list[str]:
     model = (
         parsed.get("model") or parsed.get("model_path") or (parsed.get("metadata") or {}).get("general.name")
     )
-    if model and values["fit_model"] != CUSTOM_MODEL:
+    if model and values["fit_model"] != CUSTOM_MODEL and not vllm:  # vLLM's model said above
         preset = models()[values["fit_model"]]
         name = str(model).lower().replace("-", " ").replace("_", " ").rstrip("/").split("/")[-1]
         mine = {preset.name.lower().replace("-", " "), values["fit_model"].replace("-", " ")}
@@ -1343,7 +1409,7 @@ def log_comparison_any(text: str, values: dict[str, Any], config_text: str = "")
         "version": parsed.get("version"),
         "parsed": parsed,
         "settings": settings,
-        "mismatches": log_mismatches(parsed, values),
+        "mismatches": log_mismatches(parsed, values, config_text),
         "figures": arrow(figures),
         "rows": [],
         "predict_error": "",
