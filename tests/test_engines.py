@@ -757,3 +757,28 @@ def test_later_versions_within_5_percent():
         s = vllm_startup(_config(row), "h100-sxm", **kwargs)
         off = _off(s.kv_tokens, row["kv_cache_tokens"])
         assert off <= 0.05, (row["id"], s.kv_tokens, row["kv_cache_tokens"])
+
+
+def test_every_measured_term_rests_on_two_machines():
+    """Issue 30: a measured term rests on at least two machines (distinct repositories or
+    threads), or is listed as resting on one and says so on the ledger."""
+    sources = engines.vllm.MEASURED_SOURCES
+    for term, where in sources.items():
+        machines = {w.split(" (")[0] for w in where}
+        if term in engines.vllm.SINGLE_SOURCE_TERMS:
+            assert len(machines) == 1
+        else:
+            assert len(machines) >= 2, term
+    pp = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", pp=2, max_model_len=4096)
+    assert "one study" in pp.ledger().get("overhead").cause
+    # the other machines' one-GPU figures, as their logs print them
+    others = [
+        r["non_torch_gib"]
+        for r in STARTUPS
+        if r.get("non_torch_gib") is not None
+        and (r.get("tp") or 1) == 1
+        and not str(r.get("vllm_version", "")).startswith("0.19")
+    ]
+    assert min(others) == engines.vllm.NON_TORCH_TP1_LOWEST_GIB
+    one = vllm_startup(_preset("llama-3.1-8b").config, "l40s", max_model_len=4096).ledger().get("overhead")
+    assert one.low == pytest.approx(0.02 * GiB) and one.high == pytest.approx(0.46 * GiB)

@@ -620,6 +620,38 @@ CUSTOM_AR_MAX_SIZE = 8192 * 1024
 CUSTOM_AR_BYTES = 2 * CUSTOM_AR_MAX_SIZE
 
 
+# Where each measured term comes from: one entry per machine (a repository or a thread), so a
+# term resting on one machine shows (tests/test_engines.py checks every term has two, or is
+# listed in SINGLE_SOURCE_TERMS and says so on the ledger).
+MEASURED_SOURCES: dict[str, tuple[str, ...]] = {
+    "non_torch_tp1": (
+        "https://github.com/llm-d-incubation/llm-d-planner (vLLM 0.19, H100: 0.24-0.46 GiB)",
+        "https://github.com/2215860382/VedioSifter (vLLM 0.12: 0.06 GiB)",
+        "https://github.com/mrpid12org/imageworks (vLLM 0.10.2, a 16 GiB GPU: 0.02 GiB)",
+        "https://github.com/benyucong/neo4j-graphrag-python (vLLM 0.10.2: 0.02-0.07 GiB)",
+    ),
+    "non_torch_nvls": (
+        "https://github.com/llm-d-incubation/llm-d-planner (vLLM 0.19, H100 TP 2-4: 2.06-2.21 GiB)",
+        "https://github.com/vllm-project/vllm/pull/10511 (H100, V0: 1.79 GiB at TP 1, 3.58 at TP 2)",
+    ),
+    "non_torch_pcie": (
+        "https://github.com/vllm-project/vllm/issues/13061 (2× RTX 4090, TP 2: 0.25 GiB)",
+        "https://github.com/vllm-project/vllm/pull/14447 (23.58 GiB GPUs: 0.20 GiB)",
+    ),
+    "non_torch_pp": (
+        "https://github.com/llm-d-incubation/llm-d-planner (vLLM 0.19, H100 PP 2 and 4: 0.07 GiB)",
+    ),
+    "cuda_graphs": (
+        "https://github.com/llm-d-incubation/llm-d-planner (vLLM 0.19, H100, 102 graphs: 0.46-1.85 GiB)",
+        "https://github.com/LukeJYK/AutoScientists (vLLM 0.26, 12 graphs: 0.11 GiB)",
+    ),
+}
+SINGLE_SOURCE_TERMS = frozenset({"non_torch_pp"})
+# The lowest TP-1 non-torch figure on the other machines above (vLLM 0.10-0.12): the range a
+# one-GPU ledger carries runs from it to the 0.19 H100 runs' highest.
+NON_TORCH_TP1_LOWEST_GIB = 0.02
+
+
 def fabric_of(accel: Accelerator, fabric: str | None = None) -> str:
     """How the GPUs of one node talk: "nvlink-nvls" (NVLink 4/5 through NVSwitch: NCCL's NVLink
     SHARP buffers), "nvlink" (NVLink without SHARP: NVLink 2/3, bridges) or "pcie". From the
@@ -647,9 +679,15 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
     lo1, hi1, _ = MEASURED_RANGES_GIB["non_torch_tp1"]
     if tp == 1 and pp > 1:
         pp_bytes = NON_TORCH_BYTES_PP
-        return (pp_bytes, pp_bytes, pp_bytes, "point-to-point sends between pipeline stages")
+        return (
+            pp_bytes,
+            pp_bytes,
+            pp_bytes,
+            "point-to-point sends between pipeline stages (measured on one study's H100 nodes only)",
+        )
     if tp == 1:
-        return (NON_TORCH_BYTES_TP1, lo1 * GiB, hi1 * GiB, "CUDA kernels and cuBLAS workspaces")
+        low = min(lo1, NON_TORCH_TP1_LOWEST_GIB) * GiB
+        return (NON_TORCH_BYTES_TP1, low, hi1 * GiB, "CUDA kernels and cuBLAS workspaces")
     if accel.vendor != "NVIDIA":
         raise EngineError(
             f"tp {tp} on {accel.name}: RCCL's buffers over Infinity Fabric are not measured; run"
@@ -664,9 +702,10 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
         return (NON_TORCH_BYTES_TP1 + custom, pcie_lo * GiB, max(pcie_hi, hi1) * GiB + custom, cause)
     lo_n, hi_n, _ = MEASURED_RANGES_GIB["non_torch_tpn"]
     if fabric == "nvlink-nvls":
+        # vLLM's own H100 check (PR #10511) added 1.79 GiB going from TP 1 to TP 2
         return (
             NON_TORCH_BYTES_TPN,
-            lo_n * GiB,
+            min(lo_n, NON_TORCH_BYTES_TP1 / GiB + 1.79) * GiB,
             hi_n * GiB,
             "NCCL's NVLink SHARP buffers through NVSwitch and the custom all-reduce",
         )
