@@ -782,3 +782,38 @@ def test_every_measured_term_rests_on_two_machines():
     assert min(others) == engines.vllm.NON_TORCH_TP1_LOWEST_GIB
     one = vllm_startup(_preset("llama-3.1-8b").config, "l40s", max_model_len=4096).ledger().get("overhead")
     assert one.low == pytest.approx(0.02 * GiB) and one.high == pytest.approx(0.46 * GiB)
+
+
+def test_an_estimated_device_total_is_said_with_its_range():
+    s = vllm_startup(_preset("llama-3.1-8b").config, "l40s", max_model_len=4096)
+    assert s.total_low < s.total_bytes < s.total_high
+    assert any(n.startswith("Device total: Estimated") and "GiB" in n for n in s.notes)
+    exact = vllm_startup(_preset("llama-3.1-8b").config, "h100-sxm", max_model_len=4096)
+    assert exact.total_low == exact.total_bytes == exact.total_high
+    assert not any(n.startswith("Device total") for n in exact.notes)
+
+
+def test_v1_before_019_differs_so_it_is_refused():
+    """Why 0.10 is refused rather than sized as 0.19: on the real 0.10.2 start-ups whose config and
+    total are known, the 0.19 ledger is more than 5 % off on KV tokens."""
+    rows = [
+        r
+        for r in STARTUPS
+        if str(r.get("vllm_version", "")).startswith("0.10.")
+        and r.get("total_memory_gib")
+        and r.get("kv_cache_tokens")
+        and _readable(_config(r))
+    ]
+    assert rows
+    for row in rows:
+        s = vllm_startup(
+            _config(row),
+            "h100-sxm",
+            tp=row.get("tp") or 1,
+            max_model_len=row.get("max_model_len"),
+            gpu_memory_utilization=row.get("gpu_memory_utilization") or 0.9,
+            total_bytes=row["total_memory_gib"] * GiB,
+        )
+        assert _off(s.kv_tokens, row["kv_cache_tokens"]) > 0.05
+        with pytest.raises(EngineError, match=r"V1 before 0\.19 differs"):
+            vllm_startup(_config(row), "h100-sxm", max_model_len=4096, version=row["vllm_version"])

@@ -1374,6 +1374,8 @@ def vllm_startup(
         hybrid_manager=hybrid_manager,
     )
     notes = spec_notes + pool.notes
+    if rule is not None and not rule.exact:
+        notes = (f"Device total: {rule.text} Enter the total your device reports to replace it.", *notes)
     if config is None:
         notes = (
             "This spec came with no config.json: the weights are taken in the model dtype, as no"
