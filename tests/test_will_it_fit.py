@@ -537,3 +537,16 @@ def test_one_bar_builder_draws_any_engines_ledger_in_gib_with_its_point_in_the_a
     table = ledger_rows(rows)
     total = table[-1]
     assert total["SGLang (GiB)"] == f"{rows[1][1].used_bytes / 2**30:,.2f}"
+
+
+def test_a_pasted_ollama_log_of_another_model_is_said_to_be_one_and_its_figures_are_listed():
+    rows = (DATA / "llamacpp_startups.jsonl").read_text(encoding="utf-8").splitlines()
+    row = next(r for r in map(json.loads, rows) if r["id"] == "ollama-9181-offload-44-of-81")
+    at = open_page(fit_engine="ollama", fit_model="llama-3-8b", fit_gpu="rtx-4090")
+    at.text_area(key="fit_vllm_log").input("\n".join(row["lines"])).run()
+    assert not at.exception
+    assert any("**Ollama** start-up" in m.value for m in at.markdown)
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "The log's model has 81 layers" in warning and "the page's has 33" in warning
+    figures = next(d.value for d in at.dataframe if list(d.value.columns) == ["Figure", "GiB"])
+    assert "127.40" in set(figures["GiB"])  # Ollama's memory.required.full="127.4 GiB", in GiB

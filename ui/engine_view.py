@@ -109,7 +109,12 @@ def render_any_log(page: Any, state: Any) -> None:
             f"{plain(result['engine_name'])} cannot be sized for the page's settings:"
             f" {plain(result['predict_error'], 400)}"
         )
-    elif result["rows"]:
+    elif not result["rows"]:
+        st.info(
+            "The log prints none of the terms this page predicts for that engine: its figures are"
+            " listed below."
+        )
+    else:
         differ = [r["Term"] for r in result["rows"] if r["Agrees"] == "no"]
         if differ:
             st.warning(

@@ -821,6 +821,7 @@ def _sglang_outcome(values: dict[str, Any], spec: ModelSpec, config: dict) -> di
     return {
         "error": "",
         "engine": "sglang",
+        "kv_tokens": s.max_total_num_tokens,
         "title": f"{spec.name or 'Custom model'} on SGLang {engines.SGLANG_VERSION},"
         f" {values['fit_gpus']} × {gpu.name}",
         "verdict": s.verdict,
@@ -904,6 +905,7 @@ def _llamacpp_outcome(values: dict[str, Any], spec: ModelSpec, config: dict, eng
     return {
         "error": "",
         "engine": engine,
+        "kv_tokens": s.n_ctx,  # cells: -c, shared by the slots
         "title": f"{spec.name or 'Custom model'} on {name} ({s.quant}), {values['fit_gpus']} × {gpu.name}",
         "verdict": s.verdict,
         "message": s.message if s.verdict != "fits" else "",
@@ -975,9 +977,8 @@ def side_by_side(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dic
             )
             term = ledger.get("kv_cache")
             kv[label] = f"{_gib(term.bytes)} — {term.cause}" if term else "—"
-            if engine == "sglang" and out["verdict"] == "fits":
-                tokens = out["metrics"][0]["value"]
-                kv[label] = f"{tokens} in {_gib(term.bytes)} — {term.cause}"
+            if term and out.get("kv_tokens"):
+                kv[label] = f"{out['kv_tokens']:,} tokens in {_gib(term.bytes)} — {term.cause}"
         if out["message"]:
             refused.append(f"{label}: {out['message']}")
     if not rows:
@@ -1313,6 +1314,14 @@ def log_mismatches(parsed: dict[str, Any], values: dict[str, Any], config_text: 
                 f"{SETTING_NAMES.get(key, key)}: the log used {_settings_words(key, value)}, the page"
                 f" {_settings_words(key, page) if page not in (0, 0.0) else 'the default'}."
             )
+    layers = parsed.get("total_layers") or parsed.get("ollama_layers_model")
+    if layers and not vllm and parsed["engine"] != "sglang":
+        mine = _llama_layers(values, config_text)
+        if mine and mine != layers:
+            out.append(
+                f"The log's model has {layers} layers (the output layer counted, as llama.cpp counts"
+                f" them); the page's has {mine}: it is another model."
+            )
     model = (
         parsed.get("model") or parsed.get("model_path") or (parsed.get("metadata") or {}).get("general.name")
     )
@@ -1323,6 +1332,18 @@ def log_mismatches(parsed: dict[str, Any], values: dict[str, Any], config_text: 
         if not any(m in name or name in m for m in mine):
             out.append(f"The log loaded {str(model)[:120]!r}; the page sizes {preset.name}.")
     return out
+
+
+def _llama_layers(values: dict[str, Any], config_text: str) -> int | None:
+    """The page's model's layers as llama.cpp counts them (repeating layers + the output layer)."""
+    from simulators import engines
+    from simulators.engines.llamacpp import model_hparams
+
+    config = _model_config(values["fit_model"], config_text)
+    try:
+        return model_hparams(config).n_layer + 1 if config else None
+    except engines.EngineError:
+        return None
 
 
 def _sglang_rows(parsed: dict[str, Any], s: Any) -> list[dict]:
@@ -1367,6 +1388,17 @@ def _llamacpp_rows(parsed: dict[str, Any], s: Any) -> list[dict]:
                     f"{name} {label}", predicted, logged, why, 0.10 if field == "compute_buffers" else 0.01
                 )
             )
+    if "ollama_layers_offload" in parsed:
+        rows.append(
+            _count_row(
+                "layers Ollama offloads",
+                s.offloaded_layers,
+                parsed["ollama_layers_offload"],
+                "Ollama's own fit from its estimate of each layer's weights and cache",
+                0,
+                "layers",
+            )
+        )
     if "offloaded_layers" in parsed:
         rows.append(
             _count_row(
@@ -1395,9 +1427,9 @@ def log_comparison_any(text: str, values: dict[str, Any], config_text: str = "")
     engine = parsed["engine"]
     figures = []
     for key, value in parsed.items():
-        if isinstance(value, dict) and key.endswith(("buffers", "weights", "kv", "graph")):
+        if isinstance(value, dict) and key not in ("type_counts", "metadata", "print_info"):
             for dev, b in value.items():
-                if isinstance(b, (int, float)):
+                if isinstance(b, (int, float)) and not isinstance(b, bool):
                     figures.append({"Figure": f"{key} · {dev}", "GiB": f"{b / 2**30:,.2f}"})
         elif key.endswith("_bytes") and isinstance(value, (int, float)):
             figures.append({"Figure": key, "GiB": f"{value / 2**30:,.2f}"})
