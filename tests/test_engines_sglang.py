@@ -1,10 +1,12 @@
-"""SGLang's start-up (simulators/engines/sglang.py, following SGLang 0.5.23's source) against real
-SGLang start-up logs (tests/data/sglang_startups.jsonl: each row keeps its raw lines and the URL
-it came from).
+"""SGLang's start-up (simulators/engines/sglang.py, following SGLang 0.5.23's source and, for older
+logs, the 0.5.3 and 0.4.4.post2 wheels where their rules differ) against real SGLang start-up logs
+(tests/data/sglang_startups.jsonl: each row keeps its raw lines and the URL it came from).
 
-Only two public logs are collected so far (issue 31 asks for ten): one predicted from its
-model's config.json, one whose own printed figures check SGLang's profile rule (no sourced
-config.json of its model was found). Neither log prints its SGLang version.
+Ten public logs are collected (issue 31 asks for ten). Four are predicted from their model's
+config.json (+8.84 %, +2.20 %, -0.35 %, +0.06 %); six are refused with the reason in the row
+(hybrid linear attention, DeepSeek Sparse Attention's indexer, speculative drafts, a fraction or
+config the log does not give). Issue 31's bar (within 2 % on 90 %, all within 5 %) is not met:
+test_issue_31_sglang_acceptance is a strict xfail that says so.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ from simulators.engines import (
     sglang_min_mem_fraction,
     sglang_startup,
 )
-from simulators.engines.sglang import SWA_FULL_TOKENS_RATIO, default_mem_fraction_static, sglang_cell
+from simulators.engines.sglang import (
+    SGLANG_RULES,
+    SWA_FULL_TOKENS_RATIO,
+    default_mem_fraction_static,
+    sglang_cell,
+)
 from simulators.model_config import ModelSpec
 from simulators.presets import get_model_preset
 
@@ -229,3 +236,150 @@ def test_a_gpu_without_a_reported_total_is_refused_unless_given():
     # any total the reader enters (here the H100's reading) is used as given
     given = sglang_startup(cfg, unread, total_bytes=engines.reported_memory_bytes("h100-sxm"))
     assert given.total_source == "given" and given.fits
+
+
+# ---------------------------------------------------------------------------------------------
+# Against real runs (issue 31, item 7): every collected log, predicted from its config.json
+# ---------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELLED = {k: r for k, r in ROWS.items() if "refused" not in r}
+REFUSED = {k: r for k, r in ROWS.items() if "refused" in r}
+
+
+def _baseline(row: dict, parsed: dict) -> float | None:
+    """The free memory before the weights, read from the log as the row says."""
+    how = row["baseline_from"]
+    if how.startswith("Load weight begin"):
+        return parsed["baseline_min_bytes"]
+    if how.startswith("Load weight end"):
+        return parsed["after_weights_bytes"] + parsed["weights_bytes"]
+    return None  # not printed: the device total less the measured overhead
+
+
+def _predict(row: dict):
+    cfg = json.loads((ROOT / row["config"]).read_text("utf-8"))
+    parsed = parse_log("\n".join(row["raw_lines"]))
+    s = sglang_startup(
+        cfg,
+        row["gpu_id"],
+        tp=row["tp"],
+        mem_fraction_static=row["mem_fraction_static"],
+        kv_cache_dtype=row["kv_cache_dtype"],
+        baseline_bytes=_baseline(row, parsed),
+        rules=row["rules"],
+    )
+    return s, parsed
+
+
+def _tally() -> dict[str, float | None]:
+    """Relative error of max_total_num_tokens per collected log (None: refused)."""
+    out: dict[str, float | None] = {}
+    for key, row in ROWS.items():
+        if key in REFUSED:
+            out[key] = None
+            continue
+        s, _ = _predict(row)
+        out[key] = s.max_total_num_tokens / row["kv_tokens"] - 1
+    return out
+
+
+def test_collected_logs_are_ten_with_sources_and_every_refusal_says_why():
+    assert len(ROWS) >= 10
+    for row in REFUSED.values():
+        assert len(row["refused"]) > 40  # a stated reason, not a flag
+    for row in MODELLED.values():
+        assert row["config"] and row["rules"] in SGLANG_RULES
+        assert (ROOT / row["config"]).is_file()
+
+
+@pytest.mark.parametrize("row", list(MODELLED.values()), ids=list(MODELLED))
+def test_the_per_token_bytes_match_the_printed_pool(row):
+    """The pool each log prints (K size, or the MLA latent) over its tokens is the cell the model
+    computes from the config, to the printed 2 decimals: the geometry is exact on every log."""
+    s, parsed = _predict(row)
+    printed = parsed.get("k_bytes", parsed.get("kv_bytes"))
+    per = s.cell.full_bytes / 2 if "k_bytes" in parsed else s.cell.full_bytes
+    assert per * row["kv_tokens"] == pytest.approx(printed, abs=0.005 * GiB)
+
+
+@pytest.mark.parametrize("row", list(MODELLED.values()), ids=list(MODELLED))
+def test_each_modelled_log_within_five_percent_or_its_gap_is_the_weights_term(row):
+    s, parsed = _predict(row)
+    off = _off(s.max_total_num_tokens, row["kv_tokens"])
+    print(f"\n{row['id']}: {s.max_total_num_tokens:,} predicted, {row['kv_tokens']:,} logged ({off:.2%})")
+    if off <= 0.05:
+        return
+    # the one miss (QwQ-32B on 4 x L4): the pool is 13 % of the baseline, so the 0.25 GiB the log's
+    # "mem usage" holds above the checkpoint's bytes (15.54 against 15.29 GiB) moves the tokens 9 %.
+    # With the log's own weights figure the same rule lands within 0.5 %.
+    assert "weights_bytes" in parsed
+    assert abs(s.weights_bytes / parsed["weights_bytes"] - 1) > 0.01
+    cfg = json.loads((ROOT / row["config"]).read_text("utf-8"))
+    pool = parsed["after_weights_bytes"] - _baseline(row, parsed) * (1 - s.mem_fraction_static)
+    cell = sglang_cell(ModelSpec.from_hf_config(cfg), tp=row["tp"], kv_bytes=2)
+    assert _off(int(pool // cell.bytes_per_token), row["kv_tokens"]) <= 0.005
+
+
+@pytest.mark.parametrize("row", [r for r in REFUSED.values() if "refused_preset" in r], ids=lambda r: r["id"])
+def test_a_refused_log_is_refused_by_the_model_too(row):
+    with pytest.raises(EngineError, match=row["refused_match"]):
+        sglang_startup(get_model_preset(row["refused_preset"]).config, "h100-sxm", tp=row["tp"])
+
+
+def test_tally_against_issue_31_sglang_bar():
+    """Issue 31: max_total_num_tokens within 2 % on >= 90 % of the collected logs, all within 5 %.
+    Printed as a tally; the bar itself is asserted in the xfail test below while it is not met."""
+    tally = _tally()
+    modelled = {k: v for k, v in tally.items() if v is not None}
+    within2 = sum(abs(v) <= 0.02 for v in modelled.values())
+    within5 = sum(abs(v) <= 0.05 for v in modelled.values())
+    lines = [f"{k}: {'refused' if v is None else f'{v:+.2%}'}" for k, v in tally.items()]
+    print("\n" + "\n".join(lines))
+    print(
+        f"{len(tally)} logs: {len(modelled)} predicted, {len(tally) - len(modelled)} refused;"
+        f" within 2 %: {within2}, within 5 %: {within5}"
+    )
+    assert within5 >= len(modelled) - 1  # the one miss is the weights term explained above
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 31's SGLang bar is not met: 4 of 10 collected logs are predicted (6 refused with"
+    " reasons: hybrid linear attention, DSA indexer, speculative drafts, fraction or config unknown),"
+    " and QwQ-32B on 4 x L4 misses by 9 % (its weights term)",
+)
+def test_issue_31_sglang_acceptance():
+    tally = _tally()
+    assert len(tally) >= 10
+    assert sum(v is not None and abs(v) <= 0.02 for v in tally.values()) >= 0.9 * len(tally)
+    assert all(v is not None and abs(v) <= 0.05 for v in tally.values())
+
+
+def test_old_release_rules_follow_their_own_files():
+    # 0.4.4.post2: the fraction by TP alone; a multimodal model's fraction x 0.95; one pool
+    gemma = get_model_preset("gemma-2-9b").config
+    old = sglang_startup(gemma, "h100-sxm", rules="0.4.4.post2", mem_fraction_static=0.85)
+    new = sglang_startup(gemma, "h100-sxm", mem_fraction_static=0.85)
+    assert old.cell.swa_layers == 0 and old.cell.full_layers == new.cell.full_layers + new.cell.swa_layers
+    assert default_mem_fraction_static(80 * GiB, tp=8, rules="0.4.4.post2")["mem_fraction_static"] == 0.81
+    g3 = json.loads((DATA / "vllm_configs" / "google--gemma-3-4b-it.json").read_text("utf-8"))
+    s = sglang_startup(g3, "h200-sxm", rules="0.4.4.post2", mem_fraction_static=0.88)
+    assert s.mem_fraction_static == pytest.approx(0.88 * 0.95)
+    # 0.5.3 for an H200 (NVML 143,771 MiB) at TP 8: no prefill-graph term, the 10 GiB floor
+    reserved = max(512 + 1.5 * 8192 + 2 * 512 + 8 / 8 * 1024, 10 * 1024)
+    d = default_mem_fraction_static(143771 * 2**20, tp=8, rules="0.5.3")
+    assert d["mem_fraction_static"] == round((143771 - reserved) / 143771, 3)
+    with pytest.raises(EngineError, match="rules"):
+        sglang_startup(gemma, "h100-sxm", rules="0.3.0")
+
+
+def test_the_baseline_is_the_least_over_the_ranks_and_a_draft_is_not_one():
+    text = "\n".join(ROWS["sglang-11716-llama-3.3-70b-8xh200-tp8"]["raw_lines"])
+    p = parse_sglang_log(text)
+    assert p["baseline_ranks"] == 8 and p["baseline_min_bytes"] == pytest.approx(137.29 * GiB)
+    draft = parse_sglang_log("\n".join(ROWS["dgx-spark-laguna-s-2.1-int4-dflash-refused"]["raw_lines"]))
+    assert draft["baseline_min_bytes"] == pytest.approx(115.36 * GiB)  # the draft's 47.83 is not it
+    cfg = get_model_preset("llama-3.1-8b").config
+    with pytest.raises(EngineError, match="baseline_bytes"):
+        sglang_startup(cfg, "h100-sxm", baseline_bytes=10**15)
