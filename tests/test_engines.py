@@ -817,3 +817,34 @@ def test_v1_before_019_differs_so_it_is_refused():
         assert _off(s.kv_tokens, row["kv_cache_tokens"]) > 0.05
         with pytest.raises(EngineError, match=r"V1 before 0\.19 differs"):
             vllm_startup(_config(row), "h100-sxm", max_model_len=4096, version=row["vllm_version"])
+
+
+V065_LOG = """INFO 12-13 19:55:25 worker.py:243] Memory profiling results:
+INFO 12-13 19:55:25 worker.py:243] duration     3.49 seconds
+INFO 12-13 19:55:25 worker.py:243] total_gpu_memory     79.22GiB
+INFO 12-13 19:55:25 worker.py:243] gpu_memory_utilization       0.90
+INFO 12-13 19:55:25 worker.py:243] the current vLLM instance can use    71.29GiB
+INFO 12-13 19:55:25 worker.py:243] model weights take   7.48GiB
+INFO 12-13 19:55:25 worker.py:243] non_torch_memory     3.58GiB
+INFO 12-13 19:55:25 worker.py:243] PyTorch activation peak memory       1.26GiB
+INFO 12-13 19:55:25 worker.py:243] available_kv_cache_memory    58.97GiB
+INFO 01-16 09:40:00 executor_base.py:95] # CUDA blocks: 6001, # CPU blocks: 1638
+"""  # the block as vLLM 0.6.5 prints it (https://github.com/vllm-project/vllm/pull/10511)
+
+
+def test_the_tabular_065_block_and_the_latest_summary_line():
+    parsed = parse_vllm_log(V065_LOG)
+    assert parsed["total_bytes"] == pytest.approx(79.22 * GiB)
+    assert parsed["gpu_memory_utilization"] == 0.90
+    assert parsed["weights_bytes"] == pytest.approx(7.48 * GiB)
+    assert parsed["non_torch_bytes"] == pytest.approx(3.58 * GiB)
+    assert parsed["activation_bytes"] == pytest.approx(1.26 * GiB)
+    assert parsed["kv_bytes"] == pytest.approx(58.97 * GiB)
+    assert parsed["num_gpu_blocks"] == 6001
+    assert parsed["requested_bytes"] == pytest.approx(71.29 * GiB)
+    row = next(r for r in STARTUPS if r["id"].startswith("autoscientists"))
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    assert parsed["cuda_graph_estimate_bytes"] == pytest.approx(0.15 * GiB)
+    assert parsed["requested_bytes"] == pytest.approx(71.33 * GiB)
+    assert parsed["activation_bytes"] == pytest.approx(0.23 * GiB)
+    assert parsed["total_bytes"] == pytest.approx(79.25 * GiB)

@@ -1590,6 +1590,25 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("gpu_memory_utilization", r"gpu_memory_utilization=" + _NUM, "ratio"),
     ("non_torch_bytes", r"non_torch_memory=" + _NUM + r"\s*GiB", "gib"),
     ("kv_bytes", r"kv_cache_size=" + _NUM + r"\s*GiB", "gib"),
+    # 0.6.5-0.6.6's tabular "Memory profiling results:" block, and its "# CUDA blocks"
+    ("total_bytes", r"total_gpu_memory\s+" + _NUM + r"\s*GiB", "gib"),
+    ("gpu_memory_utilization", r"gpu_memory_utilization\s+" + _NUM + r"\s*$", "ratio"),
+    ("requested_bytes", r"the current vLLM instance can use\s+" + _NUM + r"\s*GiB", "gib"),
+    ("weights_bytes", r"model weights take\s+" + _NUM + r"\s*GiB", "gib"),
+    ("non_torch_bytes", r"non_torch_memory\s+" + _NUM + r"\s*GiB", "gib"),
+    ("activation_bytes", r"PyTorch activation peak memory\s+(?:takes\s+)?" + _NUM + r"\s*GiB", "gib"),
+    ("kv_bytes", r"available_kv_cache_memory\s+" + _NUM + r"\s*GiB", "gib"),
+    ("num_gpu_blocks", r"# CUDA blocks: " + _NUM, "count"),
+    # 0.21+: the graphs' estimate, and the closing summary line
+    ("cuda_graph_estimate_bytes", r"Estimated CUDA graph memory: " + _NUM + r"\s*GiB", "gib"),
+    ("requested_bytes", r"Desired GPU memory utilization is \([0-9.]+, " + _NUM + r" GiB\)", "gib"),
+    ("gpu_memory_utilization", r"Desired GPU memory utilization is \(" + _NUM + r",", "ratio"),
+    (
+        "activation_bytes",
+        r"GiB for consumed memory \(weights \+ non-torch\), " + _NUM + r" GiB for peak",
+        "gib",
+    ),
+    ("cuda_graph_bytes", r"GiB for peak activation, and " + _NUM + r" GiB for CUDAGraph memory", "gib"),
     # the settings a page can take from the log ("use this log's settings")
     ("tp", r"'tensor_parallel_size': " + _NUM, "count"),
     ("pp", r"pipeline_parallel_size=" + _NUM, "count"),
