@@ -848,3 +848,8 @@ def test_the_tabular_065_block_and_the_latest_summary_line():
     assert parsed["requested_bytes"] == pytest.approx(71.33 * GiB)
     assert parsed["activation_bytes"] == pytest.approx(0.23 * GiB)
     assert parsed["total_bytes"] == pytest.approx(79.25 * GiB)
+
+
+def test_an_amd_gpu_says_its_measured_terms_are_nvidias():
+    s = vllm_startup(_preset("llama-3.1-8b").config, "mi300x", max_model_len=4096)
+    assert s.verdict == "fits" and any("measured on NVIDIA" in n for n in s.notes)

@@ -1374,6 +1374,12 @@ def vllm_startup(
         hybrid_manager=hybrid_manager,
     )
     notes = spec_notes + pool.notes
+    if accel.vendor != "NVIDIA":
+        notes = (
+            f"{accel.name}: the non-torch and CUDA-graph terms are measured on NVIDIA GPUs; HIP's own"
+            " context and graphs are not measured, so their ranges are NVIDIA's.",
+            *notes,
+        )
     if rule is not None and not rule.exact:
         notes = (f"Device total: {rule.text} Enter the total your device reports to replace it.", *notes)
     if config is None:
