@@ -144,3 +144,21 @@ def test_every_engine_answers_or_refuses_by_name():
             vllm_command(config("llama-3.1-8b"), "h100-sxm", context=bad, users=1)
     with pytest.raises(engines.EngineError, match="users"):
         sglang_command(config("llama-3.1-8b"), "h100-sxm", context=1024, users=0)
+
+
+def test_vllm_command_follows_the_ledger_of_the_version_asked():
+    """From 0.21 vLLM takes its graphs' estimate out of the KV budget: the same flags hold fewer
+    tokens than on 0.19, and the command is searched on that ledger."""
+    cfg = config("llama-3.1-8b")
+    old = vllm_command(cfg, "h100-sxm", context=32768, users=8)
+    new = vllm_command(cfg, "h100-sxm", context=32768, users=8, version="0.21+")
+    assert new.version == "0.21+" and old.version == engines.VLLM_VERSION
+    util = float(flag(new, "--gpu-memory-utilization"))
+    at = engines.vllm_startup(
+        cfg, "h100-sxm", max_model_len=32768, max_num_seqs=8, gpu_memory_utilization=util, version="0.21+"
+    )
+    assert at.max_concurrency >= 8 and new.startup.kv_tokens == at.kv_tokens
+    same = engines.vllm_startup(
+        cfg, "h100-sxm", max_model_len=32768, max_num_seqs=8, gpu_memory_utilization=util, version="0.19"
+    )
+    assert at.kv_tokens <= same.kv_tokens

@@ -119,10 +119,12 @@ def vllm_command(
     dtype: str | None = None,
     quantization: str | None = None,
     total_bytes: float | None = None,
+    version: str = "0.19",
 ) -> EngineCommand:
-    """vLLM's flags for ``users`` requests of ``context`` tokens on ``tp`` × ``gpu``."""
+    """vLLM's flags for ``users`` requests of ``context`` tokens on ``tp`` × ``gpu``, for the
+    ledger of ``version`` ("0.19" or "0.21+", as ``vllm_startup`` takes it)."""
     _check_target(context, users)
-    base: dict[str, Any] = {"tp": tp, "max_model_len": context, "max_num_seqs": users}
+    base: dict[str, Any] = {"tp": tp, "max_model_len": context, "max_num_seqs": users, "version": version}
     if dtype:
         base["dtype"] = dtype
     if quantization:
@@ -177,7 +179,7 @@ def vllm_command(
         flags = _vllm_flags(top, context, kv, users, tp)
         return EngineCommand(
             "vllm",
-            VLLM_VERSION,
+            VLLM_VERSION if version == "0.19" else version,
             "does not fit",
             message,
             tuple(flags),
@@ -205,7 +207,7 @@ def vllm_command(
     )
     return EngineCommand(
         "vllm",
-        VLLM_VERSION,
+        VLLM_VERSION if version == "0.19" else version,
         "fits",
         message,
         tuple(flags),
@@ -531,12 +533,20 @@ def commands_that_fit(
     quant: str = "Q4_K_M",
     model: str = "MODEL",
     total_bytes: float | None = None,
+    vllm_version: str = "0.19",
 ) -> dict[str, EngineCommand | str]:
     """Each engine's command for the target, or the ``EngineError`` text that refuses it."""
     out: dict[str, EngineCommand | str] = {}
     jobs: dict[str, Callable[[], EngineCommand]] = {
         "vllm": lambda: vllm_command(
-            config, gpu, context=context, users=users, tp=n_gpus, model=model, total_bytes=total_bytes
+            config,
+            gpu,
+            context=context,
+            users=users,
+            tp=n_gpus,
+            model=model,
+            total_bytes=total_bytes,
+            version=vllm_version,
         ),
         "sglang": lambda: sglang_command(
             config, gpu, context=context, users=users, tp=n_gpus, model=model, total_bytes=total_bytes

@@ -1032,6 +1032,7 @@ COMMAND_KEYS = (
     "fit_quant",
     "fit_total",
     "fit_hf",
+    "fit_vver",
 )
 
 
@@ -1053,6 +1054,7 @@ def commands_outcome(key: tuple[tuple[str, Any], ...], config_text: str = "") ->
         quant=values["fit_quant"],
         model=model_name(values),
         total_bytes=_total(values),
+        vllm_version=values.get("fit_vver") or "0.19",
     )
     out = {}
     for engine, c in found.items():
