@@ -853,3 +853,20 @@ def test_the_tabular_065_block_and_the_latest_summary_line():
 def test_an_amd_gpu_says_its_measured_terms_are_nvidias():
     s = vllm_startup(_preset("llama-3.1-8b").config, "mi300x", max_model_len=4096)
     assert s.verdict == "fits" and any("measured on NVIDIA" in n for n in s.notes)
+
+
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "planner-google-gemma-3-4b-it-tp1pp1dp1-8192",
+        "planner-qwen-qwen2-5-7b-instruct-tp4pp1dp1-8192",
+        "planner-meta-llama-tp1pp1dp1-8192-dtbf16-kvfp8",
+    ],
+)
+def test_use_this_logs_settings_reproduces_the_log(needle):
+    """The page set from a log (log_settings passed straight to vllm_startup) predicts that log."""
+    row = _planner_row(needle)
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    s = vllm_startup(_config(row), "h100-sxm", **engines.log_settings(parsed))
+    assert s.verdict == "fits"
+    assert _off(s.kv_tokens, parsed["kv_tokens"]) <= 0.02
