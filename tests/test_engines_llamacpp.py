@@ -343,6 +343,9 @@ def test_collected_log_against_prediction(rec: dict) -> None:
         for dev, printed in log["compute_buffers"].items():
             if dev in devs and devs[dev].total_bytes is not None:
                 assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
+    if "cpu_model_buffer" in checks:  # the host buffer alone (a Metal range depends on file order)
+        printed = next(v for k, v in log["model_buffers"].items() if k.startswith("CPU"))
+        assert devs["CPU"].model_bytes == pytest.approx(printed, rel=0.01)
     if "offloaded" in checks:
         assert r.offloaded_layers == log["offloaded_layers"]
     if "type_counts" in checks:  # every count the log prints (an excerpt may start mid-list)
@@ -444,3 +447,19 @@ def test_metal_working_set_is_measured_on_two_macs() -> None:
     assert metal_working_set(8 * 2**30)[0] / 1e6 == pytest.approx(5726.63, abs=0.01)
     with pytest.raises(EngineError, match="ram_bytes"):
         metal_working_set(0)
+
+
+def test_metal_mapped_buffer_is_a_file_range_that_depends_on_tensor_order() -> None:
+    """llama.cpp#8886 (Metal, all 33 layers): the Metal buffer maps the file from the first to
+    the last tensor it holds (llama-model-loader.cpp get_mapping_range). The printed 4988.00 MiB
+    is the file less token_embd, the range when token_embd is stored first; the model follows
+    llama-quantize's weight_name_comparer order, where output.weight precedes token_embd and the
+    range spans the whole file. The printed figure lies between the two and equals the first."""
+    rec = next(x for x in LOGS if x["id"] == "llamacpp-8886-llama3-8b-q5-metal-buffers")
+    log, r = _predict(rec)
+    printed = log["model_buffers"]["Metal"]
+    embd = next(t for t in r.tensors if t.name == "token_embd.weight")
+    metal = _devices(r)["Metal"].model_bytes
+    assert metal == pytest.approx(r.file_bytes, rel=1e-3)  # quantize order: the whole file
+    assert r.file_bytes - embd.nbytes == pytest.approx(printed, rel=1e-3)  # token_embd first
+    assert r.file_bytes - embd.nbytes <= printed * (1 + 1e-3) and printed <= metal

@@ -13,7 +13,11 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   "model buffer size" for ``-ngl``, ``--tensor-split``, ``--n-cpu-moe`` and ``-ot``
   (``src/llama-model.cpp: load_tensors``: the input layer on the CPU, layers from the last one
   down on the GPUs, the output layer on the GPU only when every layer is; a CPU buffer that
-  maps the file covers the file range of its tensors).
+  maps the file covers the file range of its tensors). On Metal the device buffer is such a
+  range too (``llama-model-loader.cpp: get_mapping_range``), so it depends on the file's tensor
+  order: files llama-quantize writes (``weight_name_comparer`` order) put output.weight before
+  token_embd and the range spans the whole file; a file that stores token_embd first maps the
+  file less token_embd (llama.cpp#8886: 4988.00 MiB printed, 5332.44 MiB in quantize order).
 - KV cache as allocated (``src/llama-context.cpp``: n_ctx padded to 256, one stream or one per
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
