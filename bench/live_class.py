@@ -318,6 +318,7 @@ async def run_class(
                 "round": round_number,
                 "votes_counted": sum(counts.values()),
                 "voters": students,
+                "tally_lag_p50_s": percentile(lags, 50) if lags else None,
                 "tally_lag_p95_s": percentile(lags, 95) if lags else None,
                 "tally_seen": len(lags),
             }
@@ -393,11 +394,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"setup: {args.url or args.setup}, {args.students} students")
     for r in report["rounds"]:
         lost = r["voters"] - r["votes_counted"]
-        lag = "none seen" if r["tally_lag_p95_s"] is None else f"{r['tally_lag_p95_s']:.2f} s"
+        lag = (
+            "none seen"
+            if r["tally_lag_p95_s"] is None
+            else f"p50 {r['tally_lag_p50_s']:.2f} s, p95 {r['tally_lag_p95_s']:.2f} s"
+        )
         print(
             f"round {r['round']}: {r['votes_counted']} votes counted for {r['voters']} voters "
             f"({max(lost, 0)} lost, {max(-lost, 0)} doubled); lecturer's tally behind the vote: "
-            f"p95 {lag} "
+            f"{lag} "
             f"({r['tally_seen']} votes seen)"
         )
     print(

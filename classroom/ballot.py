@@ -10,6 +10,7 @@ closed is refused as too late rather than counted in another round.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from classroom.store import (
     Store,
     StoreUnavailable,
     VoteTooLate,
+    VoteWaits,
     normalise_code,
 )
 
@@ -56,10 +58,15 @@ class Ballot:
     round: int
     answer: str
     confidence: str | None = None
+    asking: int | None = None  # which asking of the question (``Room.position``) the phone showed
+    pressed_at: float | None = None  # when the phone pressed Vote, on the server's clock
 
     @classmethod
-    def from_payload(cls, payload: Any) -> Ballot:
-        """A ballot from the JSON the phone sends; ``RoomError`` for anything malformed."""
+    def from_payload(cls, payload: Any, received_at: float | None = None) -> Ballot:
+        """A ballot from the JSON the phone sends; ``RoomError`` for anything malformed. The
+        phone stamps a press (``at``) and each sending of it (``sent``) with its own clock, in
+        ms; with ``received_at`` (this server's clock, s) the press is put on the server's clock
+        as ``received_at - (sent - at)``, so a phone's wrong clock does not matter."""
         if not isinstance(payload, dict):
             raise RoomError("not a vote")
         ballot_id, code = payload.get("id"), normalise_code(payload.get("code"))
@@ -78,7 +85,28 @@ class Ballot:
             raise RoomError("a vote is an option or a number")
         if confidence is not None and not isinstance(confidence, str):
             raise RoomError("confidence is sure or unsure")
-        return cls(ballot_id, code, question_id, variant, int(round_number), str(answer)[:64], confidence)
+        asking = payload.get("asking")
+        if asking is not None and (isinstance(asking, bool) or not isinstance(asking, int) or asking < 0):
+            raise RoomError("not a vote")
+        pressed_at = None
+        at, sent = payload.get("at"), payload.get("sent")
+        if received_at is not None and all(
+            isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) for t in (at, sent)
+        ):
+            held_s = (float(sent) - float(at)) / 1000
+            if 0 <= held_s <= 12 * 3600:
+                pressed_at = received_at - held_s
+        return cls(
+            ballot_id,
+            code,
+            question_id,
+            variant,
+            int(round_number),
+            str(answer)[:64],
+            confidence,
+            asking,
+            pressed_at,
+        )
 
     @property
     def slot(self) -> tuple[str, str, str, int]:
@@ -113,9 +141,13 @@ def deliver(store: Store, voter: str, ballot: Ballot) -> Delivery:
             variant=ballot.variant,
             round=ballot.round,
             confidence=ballot.confidence,
+            asking=ballot.asking,
+            pressed_at=ballot.pressed_at,
         )
     except StoreUnavailable:
         return Delivery(ballot, WAITING)
+    except VoteWaits as exc:
+        return Delivery(ballot, WAITING, str(exc))
     except VoteTooLate as exc:
         return Delivery(ballot, LATE, str(exc))
     except RoomError as exc:

@@ -40,9 +40,11 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from classroom.numbers import NumberError, read_number
+
 # A join code: 6 characters from an alphabet without look-alikes (no 0/O, 1/I/L, 2/Z, 5/S, 8/B),
-# 25 characters → 25⁶ ≈ 244 million codes; with a few live rooms and wrong guesses limited per
-# client address (WRONG_CODES), guessing one is impractical.
+# 25 characters → 25⁶ ≈ 244 million codes; with wrong guesses limited per client address
+# (WRONG_CODES_ADDRESS) finding a live room by guessing takes years (``years_to_find_a_room``).
 CODE_ALPHABET = "ACDEFGHJKMNPQRTUVWXY34679"
 CODE_LENGTH = 6
 ROOM_HOURS = 12.0  # a room expires this long after it was last used
@@ -56,11 +58,16 @@ CONFIDENCE = ("sure", "unsure")
 MAX_COUNTDOWN_S = 600.0
 PRESENCE_S = 60.0  # "joined": phones that opened the room within this many seconds
 
-# Rate limits per client address, kept in the store so a reload, a new tab or another replica
-# shares them: (requests allowed, window in seconds). Behind one campus NAT a whole class shares
-# an address, so the limits leave room for a class's typos and stop only scripted guessing.
-WRONG_CODES = (10, 60.0)  # wrong room codes, typed or in the address
-NEW_ROOMS = (20, 3600.0)  # rooms started
+# Rate limits, kept in the store so a reload, a new tab or another replica shares them: (requests
+# allowed, window in seconds). Behind one campus NAT a whole class shares an address, so a limit
+# per address is never what stops one student: each device (the voter id its browser keeps) has
+# its own, smaller limit, and the address's limits are far above what a class's typos reach.
+WRONG_CODES = (10, 60.0)  # wrong room codes from one device
+WRONG_CODES_ADDRESS = ((40, 60.0), (120, 3600.0))  # wrong codes from one address: a minute, an hour
+NEW_ROOMS = (20, 3600.0)  # rooms started by one device
+NEW_ROOMS_ADDRESS = (200, 3600.0)  # by one address (a browser that holds a lecturer credential: exempt)
+NEW_VOTERS = (100, 60.0)  # new voter ids in one room per minute (beyond: the vote waits and is resent)
+LATE_GRACE_S = 600.0  # a vote pressed before its countdown ended counts if it arrives within this
 
 CONNECT_TIMEOUT_S = 1.0  # reaching the database server's port
 UNAVAILABLE = "the class's database is not answering"
@@ -85,6 +92,7 @@ rooms = sa.Table(
     sa.Column("closes_at", sa.Float, nullable=True),  # a countdown's end (epoch seconds)
     sa.Column("asked", sa.Text, nullable=False, server_default=""),  # "question|variant" lines
     sa.Column("ask_confidence", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("show_spread", sa.Boolean, nullable=False, server_default=sa.false()),
 )
 votes = sa.Table(
     "gfg_votes",
@@ -97,6 +105,7 @@ votes = sa.Table(
     sa.Column("answer", sa.String(64), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
     sa.Column("confidence", sa.String(8), nullable=True),  # "sure", "unsure" or not given
+    sa.Column("typed", sa.String(64), nullable=True),  # a number vote as the student typed it
 )
 sa.Index("gfg_votes_by_round", votes.c.code, votes.c.question_id, votes.c.round)
 hosts = sa.Table(  # one row per lecturer browser: the hash of the credential it keeps
@@ -133,6 +142,11 @@ class VoteTooLate(RoomError):
     """A vote for a round that has closed (or a question the lecturer has moved on from)."""
 
 
+class VoteWaits(RoomError):
+    """A vote the room cannot take this minute (too many new phones at once): kept on the phone
+    and sent again, as through an outage."""
+
+
 class StoreUnavailable(RuntimeError):
     """The database cannot be reached; the message says so without internals."""
 
@@ -155,6 +169,7 @@ class Room:
     closes_at: float | None = None  # when an open round's countdown ends
     asked: tuple[str, ...] = ()  # every "question|variant" this room has asked, in order
     ask_confidence: bool = True
+    show_spread: bool = False  # phones show the class's spread once results are shown
     host_token: str = ""
 
     @property
@@ -178,6 +193,26 @@ class Room:
 
 def asked_key(question_id: str, variant: str) -> str:
     return f"{question_id}|{variant}"
+
+
+def ballot_round(asking: int, round: int) -> int:
+    """The ``round`` a vote row stores: each asking of a question (``Room.position``) has its own
+    two rounds, so going back to a variant asked before opens a fresh ballot."""
+    return 2 * int(asking) + int(round)
+
+
+def split_round(stored: int) -> tuple[int, int]:
+    """(asking, round 1 or 2) of a stored vote row's ``round``."""
+    return (int(stored) - 1) // 2, (int(stored) - 1) % 2 + 1
+
+
+def years_to_find_a_room(live_rooms: int) -> float:
+    """Expected years one client address needs to find one of ``live_rooms`` live rooms by
+    guessing codes at the most its wrong-code limits allow (the hourly limit, every hour of the
+    year): about (codes + 1) / (live rooms + 1) guesses, drawn without repeats."""
+    codes = len(CODE_ALPHABET) ** CODE_LENGTH
+    per_year = min(allowed * (365.25 * 24 * 3600 / window) for allowed, window in WRONG_CODES_ADDRESS)
+    return (codes + 1) / (live_rooms + 1) / per_year
 
 
 def _hash(token: str) -> str:
@@ -216,17 +251,20 @@ def check_answer(
     if isinstance(answer, bool):
         raise RoomError("a vote is an option or a number")
     if options:
-        if isinstance(answer, str) and answer.strip().isdigit():
+        if isinstance(answer, str) and answer.strip().isascii() and answer.strip().isdigit():
             answer = int(answer.strip())
         if not isinstance(answer, int) or not 0 <= answer < options:
             raise RoomError(f"a vote on this question is one of its {options} options")
         return str(answer)
-    if isinstance(answer, str) and len(answer) > 64:
-        raise RoomError("a vote on this question is a number")
-    try:
+    if isinstance(answer, str):
+        try:
+            value = read_number(answer)
+        except NumberError as exc:
+            raise RoomError(str(exc)) from exc
+    elif isinstance(answer, int | float):
         value = float(answer)
-    except (TypeError, ValueError) as exc:
-        raise RoomError("a vote on this question is a number") from exc
+    else:
+        raise RoomError("a vote on this question is a number")
     limit = NUMBER_RANGE * abs(right) if right else 1e6
     if not math.isfinite(value) or abs(value) > limit:
         raise RoomError("that number is out of range for this question")
@@ -402,7 +440,8 @@ class Store:
                 conn.execute(
                     rooms.update()
                     .where(rooms.c.code == code, rooms.c.phase == room.phase, rooms.c.version == room.version)
-                    .values(phase=CLOSES_TO[room.phase], closes_at=None, version=rooms.c.version + 1)
+                    # closes_at stays: a vote pressed before it, arriving late, is checked against it
+                    .values(phase=CLOSES_TO[room.phase], version=rooms.c.version + 1)
                 )
             return self.room(code)
         return room
@@ -559,26 +598,37 @@ class Store:
         variant: str | None = None,
         round: int | None = None,
         confidence: str | None = None,
+        asking: int | None = None,
+        pressed_at: float | None = None,
     ) -> Room:
         """Record ``voter``'s answer for the room's current question and round, replacing an
         earlier vote of theirs in the same round (so a retried vote counts once). The answer is
-        checked against the question (``check_answer``). ``VoteTooLate`` when voting is closed,
-        or when ``question_id``/``variant``/``round`` (what the voter's screen showed) is not
-        the open round any more; ``RoomError`` for a vote the question cannot take."""
+        checked against the question (``check_answer``; a number may be typed as the course
+        prints it, "270,336", and is kept as typed too). ``VoteTooLate`` when voting is closed,
+        or when ``question_id``/``variant``/``round``/``asking`` (what the voter's screen showed)
+        is not the open round any more; ``RoomError`` for a vote the question cannot take;
+        ``VoteWaits`` when too many new voter ids came to the room this minute.
+
+        A round closed by its countdown still takes a vote pressed before it ended
+        (``pressed_at``, on this server's clock) that arrives late, e.g. after a database
+        outage: only while the room shows that round's results, within ``LATE_GRACE_S`` of the
+        end, and only from a phone this server saw in the room since the round's last change
+        (its presence no older than that, less ``PRESENCE_S``), pressed no earlier than then."""
         from classroom import course
 
         voter = _clean_id(voter, "voter id")
         confidence = check_confidence(confidence)
         room = self.room(code)
-        if not room.accepting_votes:
-            raise VoteTooLate("voting had closed")
         if question_id is not None and (question_id != room.question_id or (variant or "") != room.variant):
+            raise VoteTooLate("the lecturer had moved on to another question")
+        if asking is not None and int(asking) != room.position:
             raise VoteTooLate("the lecturer had moved on to another question")
         if round is not None and int(round) != room.round:
             raise VoteTooLate("voting had closed")
         asked = course.question(room.lesson_id, room.question_id, room.variant)
         if asked is None:
             raise RoomError("this room's question is no longer in the course")
+        typed = answer.strip()[:64] if isinstance(answer, str) and asked.is_numeric else None
         answer = check_answer(
             answer,
             options=0 if asked.is_numeric else len(asked.options),
@@ -586,18 +636,24 @@ class Store:
             non_negative=course.non_negative(room.lesson_id, room.question_id),
         )
         now = self.clock()
+        late = not room.accepting_votes
+        if late and not self._late_allowed(room, voter, pressed_at, now):
+            raise VoteTooLate("voting had closed")
         row = {
             "code": room.code,
             "question_id": room.question_id,
             "variant": room.variant,
-            "round": room.round,
+            "round": ballot_round(room.position, room.round),
             "voter": voter,
             "answer": answer,
             "at": now,
             "confidence": confidence if room.ask_confidence else None,
+            "typed": typed if typed and typed != answer else None,
         }
         key = ("code", "question_id", "variant", "round", "voter")
         with self._connect(write=True) as conn:
+            if self._too_many_new(conn, room.code, voter):
+                raise _Waits()
             statement = self._insert(votes).values(**row)
             conn.execute(
                 statement.on_conflict_do_update(
@@ -606,32 +662,87 @@ class Store:
                         "answer": statement.excluded.answer,
                         "at": statement.excluded.at,
                         "confidence": statement.excluded.confidence,
+                        "typed": statement.excluded.typed,
                     },
-                    # Only while the round is still open: a vote racing the close is not counted.
                 )
             )
-            still_open = conn.execute(
-                sa.select(rooms.c.phase, rooms.c.round, rooms.c.closes_at, rooms.c.question_id).where(
-                    rooms.c.code == room.code
-                )
+            # Only while the round is still open (or, for a late vote, still showing its results):
+            # a vote racing the lecturer's next step is not counted.
+            still = conn.execute(
+                sa.select(
+                    rooms.c.phase, rooms.c.round, rooms.c.closes_at, rooms.c.question_id, rooms.c.position
+                ).where(rooms.c.code == room.code)
             ).first()
             if (
-                still_open is None
-                or still_open.phase not in OPEN_PHASES
-                or still_open.round != room.round
-                or still_open.question_id != room.question_id
-                or (still_open.closes_at is not None and now >= still_open.closes_at)
+                still is None
+                or still.round != room.round
+                or still.question_id != room.question_id
+                or still.position != room.position
+                or (not late and still.phase not in OPEN_PHASES)
+                or (late and still.phase != room.phase)
+                or (not late and still.closes_at is not None and now >= still.closes_at)
             ):
                 raise _RollBack()
         return room
 
-    def counts(self, code: str, question_id: str, round: int, variant: str | None = None) -> dict[str, int]:
+    def _late_allowed(self, room: Room, voter: str, pressed_at: float | None, now: float) -> bool:
+        """Whether a vote arriving after its round closed was pressed in time (``vote``)."""
+        closed_to = CLOSES_TO["voting" if room.round == 1 else "revoting"]
+        if pressed_at is None or room.closes_at is None or room.phase != closed_to:
+            return False
+        if (
+            not math.isfinite(pressed_at)
+            or pressed_at > room.closes_at
+            or now > room.closes_at + LATE_GRACE_S
+        ):
+            return False
+        since = room.touched - PRESENCE_S  # the round's last change (the countdown's start), less a poll gap
+        if pressed_at < since:
+            return False
+        with self._connect() as conn:
+            seen = conn.execute(
+                sa.select(presence.c.seen).where(presence.c.code == room.code, presence.c.voter == voter)
+            ).scalar()
+        return seen is not None and since <= float(seen)
+
+    def _too_many_new(self, conn: Connection, code: str, voter: str) -> bool:
+        """Whether ``voter`` is a new id in the room beyond ``NEW_VOTERS`` this minute (counted)."""
+        if not self._new_voter(conn, code, voter):
+            return False
+        return self._hit(conn, "voters", code, NEW_VOTERS[1]) > NEW_VOTERS[0]
+
+    def _new_voter(self, conn: Connection, code: str, voter: str) -> bool:
+        """Whether ``voter`` is new to the room: never seen in it, never voted in it."""
+        known = (
+            conn.execute(
+                sa.select(presence.c.voter).where(presence.c.code == code, presence.c.voter == voter)
+            ).first()
+            or conn.execute(
+                sa.select(votes.c.voter).where(votes.c.code == code, votes.c.voter == voter).limit(1)
+            ).first()
+        )
+        return known is None
+
+    def _asking(self, code: str, asking: int | None) -> int:
+        return self.room(code).position if asking is None else int(asking)
+
+    def counts(
+        self,
+        code: str,
+        question_id: str,
+        round: int,
+        variant: str | None = None,
+        *,
+        asking: int | None = None,
+    ) -> dict[str, int]:
         """Votes per answer for one question and round of a room (round 1: the first vote, 2: the
-        revote). ``variant`` None: every variant's votes together."""
+        revote) in one asking of it (``Room.position``; None: the room's current one).
+        ``variant`` None: every variant's votes together."""
         code = normalise_code(code)
+        stored = ballot_round(self._asking(code, asking), round)
         query = (
             sa.select(votes.c.answer, sa.func.count())
-            .where(votes.c.code == code, votes.c.question_id == question_id, votes.c.round == int(round))
+            .where(votes.c.code == code, votes.c.question_id == question_id, votes.c.round == stored)
             .group_by(votes.c.answer)
         )
         if variant is not None:
@@ -639,15 +750,32 @@ class Store:
         with self._connect() as conn:
             return {answer: int(n) for answer, n in conn.execute(query)}
 
-    def confidence(self, code: str, question_id: str, round: int, variant: str) -> dict[str, dict[str, int]]:
+    def unseen_voters(self, code: str, question_id: str, round: int, variant: str, asking: int) -> int:
+        """Votes in one round from voter ids that never had the room open (no presence): a
+        script, or one phone switching ids. A phone notes its presence before it votes."""
+        code = normalise_code(code)
+        query = sa.select(sa.func.count()).where(
+            votes.c.code == code,
+            votes.c.question_id == question_id,
+            votes.c.variant == variant,
+            votes.c.round == ballot_round(asking, round),
+            ~sa.exists().where(presence.c.code == votes.c.code, presence.c.voter == votes.c.voter),
+        )
+        with self._connect() as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    def confidence(
+        self, code: str, question_id: str, round: int, variant: str, *, asking: int | None = None
+    ) -> dict[str, dict[str, int]]:
         """For each answer of one round, its votes by confidence ("sure", "unsure", "" for none)."""
+        code = normalise_code(code)
         query = (
             sa.select(votes.c.answer, votes.c.confidence, sa.func.count())
             .where(
-                votes.c.code == normalise_code(code),
+                votes.c.code == code,
                 votes.c.question_id == question_id,
                 votes.c.variant == variant,
-                votes.c.round == int(round),
+                votes.c.round == ballot_round(self._asking(code, asking), round),
             )
             .group_by(votes.c.answer, votes.c.confidence)
         )
@@ -657,52 +785,76 @@ class Store:
                 out.setdefault(answer, {})[level or ""] = int(n)
         return out
 
-    def record(self, code: str) -> list[tuple[str, str, int, str, str | None, int]]:
-        """Every vote of the room grouped as (question, variant, round, answer, confidence, votes),
-        questions in the order they were first voted on."""
-        code = normalise_code(code)
-        first = (
-            sa.select(votes.c.question_id, votes.c.variant, sa.func.min(votes.c.at).label("first"))
-            .where(votes.c.code == code)
-            .group_by(votes.c.question_id, votes.c.variant)
-            .subquery()
-        )
+    def ballots(self, code: str) -> list[tuple[int, str, str, int, str, str | None, str | None]]:
+        """Every vote of the room, one row each: (asking, question, variant, round 1 or 2, answer
+        as stored, answer as typed or None, confidence or None), in the order they were cast."""
         query = (
             sa.select(
+                votes.c.round,
                 votes.c.question_id,
                 votes.c.variant,
-                votes.c.round,
                 votes.c.answer,
+                votes.c.typed,
                 votes.c.confidence,
-                sa.func.count(),
             )
-            .join(first, (first.c.question_id == votes.c.question_id) & (first.c.variant == votes.c.variant))
-            .where(votes.c.code == code)
-            .group_by(
-                votes.c.question_id,
-                votes.c.variant,
-                votes.c.round,
-                votes.c.answer,
-                votes.c.confidence,
-                first.c.first,
-            )
-            .order_by(first.c.first, votes.c.round, votes.c.answer)
+            .where(votes.c.code == normalise_code(code))
+            .order_by(votes.c.round, votes.c.at, votes.c.voter)
         )
         with self._connect() as conn:
-            return [(q, v, int(r), a, c, int(n)) for q, v, r, a, c, n in conn.execute(query)]
+            out = []
+            for stored, q, v, answer, typed, level in conn.execute(query):
+                asking, r = split_round(stored)
+                out.append((asking, q, v, r, answer, typed, level))
+            return out
 
-    def my_vote(self, code: str, voter: str, question_id: str, round: int, variant: str = "") -> str | None:
-        """This voter's answer in that round, or None."""
+    def my_vote(
+        self,
+        code: str,
+        voter: str,
+        question_id: str,
+        round: int,
+        variant: str = "",
+        *,
+        asking: int | None = None,
+    ) -> str | None:
+        """This voter's answer in that round (of the room's current asking, or ``asking``), or None."""
+        code = normalise_code(code)
         with self._connect() as conn:
             return conn.execute(
                 sa.select(votes.c.answer).where(
-                    votes.c.code == normalise_code(code),
+                    votes.c.code == code,
                     votes.c.question_id == question_id,
                     votes.c.variant == variant,
-                    votes.c.round == int(round),
+                    votes.c.round == ballot_round(self._asking(code, asking), round),
                     votes.c.voter == voter,
                 )
             ).scalar()
+
+    def discard_round(self, code: str, credential: str) -> Room:
+        """Delete the current round's votes and open it again (host only): a round spoiled by a
+        script or a wrong start."""
+        code = self._check_host(code, credential)
+        room = self.room(code)
+        if room.ended:
+            raise RoomError("this class has ended")
+        if room.phase == "revealed":
+            raise RoomError("the answer is out: ask the question again with new numbers instead")
+        with self._connect(write=True) as conn:
+            conn.execute(
+                votes.delete().where(
+                    votes.c.code == code,
+                    votes.c.question_id == room.question_id,
+                    votes.c.variant == room.variant,
+                    votes.c.round == ballot_round(room.position, room.round),
+                )
+            )
+        return self._update(
+            code, credential, phase="voting" if room.round == 1 else "revoting", closes_at=None
+        )
+
+    def set_show_spread(self, code: str, credential: str, show: bool) -> Room:
+        """Whether phones show the class's spread once results are shown (host only)."""
+        return self._update(code, credential, show_spread=bool(show))
 
     def voters(self, code: str) -> int:
         """How many different voters have voted in this room so far."""
@@ -718,18 +870,21 @@ class Store:
 
     # -- who is in the room --------------------------------------------------------------------
 
-    def seen(self, code: str, voter: str) -> None:
-        """Note that ``voter``'s phone has the room open now."""
+    def seen(self, code: str, voter: str) -> bool:
+        """Note that ``voter``'s phone has the room open now; False (nothing noted) when it would
+        be a new voter id beyond ``NEW_VOTERS`` this minute."""
         voter = _clean_id(voter, "voter id")
+        code = normalise_code(code)
         with self._connect(write=True) as conn:
-            statement = self._insert(presence).values(
-                code=normalise_code(code), voter=voter, seen=self.clock()
-            )
+            if self._too_many_new(conn, code, voter):
+                return False
+            statement = self._insert(presence).values(code=code, voter=voter, seen=self.clock())
             conn.execute(
                 statement.on_conflict_do_update(
                     index_elements=["code", "voter"], set_={"seen": statement.excluded.seen}
                 )
             )
+        return True
 
     def joined(self, code: str, within_s: float = PRESENCE_S) -> int:
         """Phones that had the room open in the last ``within_s`` seconds."""
@@ -748,20 +903,23 @@ class Store:
     def hit(self, kind: str, address: str, window_s: float) -> int:
         """Count one request of ``kind`` from ``address`` in the current window; the count so far
         (this one included). Atomic across replicas: one upsert."""
+        with self._connect(write=True) as conn:
+            return self._hit(conn, kind, address, window_s)
+
+    def _hit(self, conn: Connection, kind: str, address: str, window_s: float) -> int:
         window = int(self.clock() // window_s)
         expires = (window + 1) * window_s
-        with self._connect(write=True) as conn:
-            statement = self._insert(limits).values(
-                kind=kind[:16], address=address[:64], window=window, hits=1, expires=expires
-            )
-            return int(
-                conn.execute(
-                    statement.on_conflict_do_update(
-                        index_elements=["kind", "address", "window"], set_={"hits": limits.c.hits + 1}
-                    ).returning(limits.c.hits)
-                ).scalar()
-                or 0
-            )
+        statement = self._insert(limits).values(
+            kind=kind[:16], address=address[:64], window=window, hits=1, expires=expires
+        )
+        return int(
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["kind", "address", "window"], set_={"hits": limits.c.hits + 1}
+                ).returning(limits.c.hits)
+            ).scalar()
+            or 0
+        )
 
     def hits(self, kind: str, address: str, window_s: float) -> int:
         """Requests of ``kind`` from ``address`` counted in the current window."""
@@ -777,6 +935,44 @@ class Store:
                 ).scalar()
                 or 0
             )
+
+    # -- the limits a class meets: wrong codes and new rooms, per device and per address --------
+
+    def code_refusal(self, address: str, device: str) -> str:
+        """Why a code from this device and address is not looked up now ("" when it may be): the
+        device typed ``WRONG_CODES`` wrong ones this minute, or the address passed one of
+        ``WRONG_CODES_ADDRESS`` (only a script reaches those: a class's typos stay far below).
+        A page already showing the room does not ask (its reruns never meet a limit)."""
+        if self.hits("code", device, WRONG_CODES[1]) >= WRONG_CODES[0]:
+            return f"this phone typed {WRONG_CODES[0]} wrong room codes in a minute: wait a minute"
+        for (allowed, window), kind in zip(WRONG_CODES_ADDRESS, ("code-a-min", "code-a-hour"), strict=True):
+            if self.hits(kind, address, window) >= allowed:
+                span = "minute" if window <= 60 else "hour"
+                return (
+                    f"your network sent {allowed} wrong room codes this {span}: wait, or open the join link"
+                )
+        return ""
+
+    def wrong_code(self, address: str, device: str) -> None:
+        """Count one wrong code against the device and the address."""
+        self.hit("code", device, WRONG_CODES[1])
+        for (_, window), kind in zip(WRONG_CODES_ADDRESS, ("code-a-min", "code-a-hour"), strict=True):
+            self.hit(kind, address, window)
+
+    def start_refusal(self, address: str, device: str, *, lecturer: bool = False) -> str:
+        """Why this device may not start a room now ("" when it may): it started ``NEW_ROOMS``
+        this hour, or (unless ``lecturer``: the browser holds a working lecturer credential) the
+        address started ``NEW_ROOMS_ADDRESS``. Another student's rooms never stop a lecturer."""
+        if self.hits("room", device, NEW_ROOMS[1]) >= NEW_ROOMS[0]:
+            return f"this browser started {NEW_ROOMS[0]} rooms this hour; reopen one of them"
+        if not lecturer and self.hits("room-a", address, NEW_ROOMS_ADDRESS[1]) >= NEW_ROOMS_ADDRESS[0]:
+            return f"your network started {NEW_ROOMS_ADDRESS[0]} rooms this hour"
+        return ""
+
+    def room_started(self, address: str, device: str) -> None:
+        """Count one room started against the device and the address."""
+        self.hit("room", device, NEW_ROOMS[1])
+        self.hit("room-a", address, NEW_ROOMS_ADDRESS[1])
 
     # -- housekeeping --------------------------------------------------------------------------
 
@@ -806,6 +1002,14 @@ class Store:
         return insert(table)
 
 
+class _Waits(VoteWaits):
+    def __init__(self) -> None:
+        super().__init__(
+            f"more than {NEW_VOTERS[0]} new phones joined this room in the last minute; "
+            "your vote is kept on this phone and sent again in a moment"
+        )
+
+
 class _RollBack(VoteTooLate):
     """Raised inside a vote's transaction when the round closed while it was being written: the
     transaction rolls back, and the voter hears that voting had closed."""
@@ -833,6 +1037,7 @@ def _room(row: Any, host_token: str = "") -> Room:
         closes_at=None if row["closes_at"] is None else float(row["closes_at"]),
         asked=asked,
         ask_confidence=bool(row["ask_confidence"]),
+        show_spread=bool(row.get("show_spread") or False),
         host_token=host_token,
     )
 

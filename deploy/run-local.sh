@@ -6,6 +6,7 @@
 #   deploy/run-local.sh pids                      # replica pids, comma-separated (bench --pid)
 #   deploy/run-local.sh spread                    # websockets and sticky keys per replica (access log)
 #   deploy/run-local.sh status
+#   deploy/run-local.sh store                     # the live classes' store, any password masked
 #   deploy/run-local.sh stop
 #
 # Environment: RUN_DIR (default ${TMPDIR:-/tmp}/gpu-field-guide-deploy), FIRST_REPLICA_PORT (8601),
@@ -26,6 +27,16 @@ fi
 NGINX_CONF="$RUN_DIR/nginx.conf"
 
 die() { echo "run-local: $*" >&2; exit 1; }
+
+# The live classes' store in words: GFG_CLASS_DB with its password (and any query string, which can
+# carry one too) replaced by ***, or the SQLite default. Never echo GFG_CLASS_DB itself.
+store_words() {
+    if [ -n "${GFG_CLASS_DB:-}" ]; then
+        printf '%s\n' "$GFG_CLASS_DB" | sed -E 's#^([^:/]+://[^:/@]*):[^/]*@#\1:***@#; s#\?.*$#?***#'
+    else
+        echo "the SQLite file under ${GFG_DATA_DIR:-$ROOT/.data} (set GFG_CLASS_DB to share one PostgreSQL)"
+    fi
+}
 
 # A pid from a pid file, if that process is alive and is what we started (not a recycled pid).
 live_pid() {
@@ -112,7 +123,7 @@ start() {
     nginx -e stderr -p "$RUN_DIR" -c "$NGINX_CONF"
     wait_healthy "http://127.0.0.1:$port/_stcore/health" 30 || { stop; die "nginx does not answer"; }
     echo "GPU Field Guide: http://127.0.0.1:$port  ($replicas replicas on ports $FIRST_REPLICA_PORT.., logs in $RUN_DIR)"
-    echo "live classes: ${GFG_CLASS_DB:+PostgreSQL/other store from GFG_CLASS_DB}${GFG_CLASS_DB:-the SQLite file under ${GFG_DATA_DIR:-$ROOT/.data} (set GFG_CLASS_DB to share one PostgreSQL)}"
+    echo "live classes: $(store_words)"
     echo "load test: .venv/bin/python -m bench.concurrency --url http://127.0.0.1:$port --pid $(pids)"
 }
 
@@ -179,5 +190,6 @@ case "${1:-}" in
     status) status ;;
     pids) pids ;;
     spread) spread ;;
-    *) sed -n '2,16p' "$0"; exit 2 ;;
+    store) echo "live classes: $(store_words)" ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

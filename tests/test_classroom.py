@@ -15,7 +15,7 @@ import classroom
 from classroom import Ballot, Outbox, course, deliver
 from classroom.ballot import COUNTED, LATE, REFUSED, WAITING
 from classroom.store import CODE_ALPHABET, CODE_LENGTH, client_address
-from classroom.tally import CSV_COLUMNS, median_confidence, record_rows, to_csv
+from classroom.tally import CSV_COLUMNS, median_confidence, summary_rows, to_csv, vote_rows
 from lessons import load_lessons
 from tests.pg_server import PostgresServer, pg_bin
 
@@ -234,7 +234,7 @@ def test_a_countdown_closes_the_round_by_itself_and_a_late_vote_is_told_so(store
     ballot = Ballot("press-1", room.code, question.id, "", 1, "1")
     assert deliver(timed, BOB, ballot).status == LATE  # pressed in time, arrived after the close
     closed = timed.room(room.code)
-    assert closed.phase == "results" and closed.closes_at is None
+    assert closed.phase == "results" and closed.seconds_left(now[0]) is None
     assert timed.counts(room.code, question.id, 1) == {"0": 1}
 
 
@@ -334,7 +334,7 @@ def test_the_record_and_its_csv_give_votes_share_right_and_confidence_per_round(
     store.set_phase(room.code, room.host_token, "results")
     store.set_phase(room.code, room.host_token, "revoting")
     store.vote(room.code, BOB, right)
-    rows = record_rows([(question, "")], store.record(room.code))
+    rows = summary_rows([(0, question, "")], store.ballots(room.code))
     assert len(rows) == 2 * len(question.options)  # every option, both rounds
     first_wrong = next(
         r for r in rows if r["round"] == "first vote" and r["answer"].startswith(chr(65 + wrong))
@@ -344,8 +344,9 @@ def test_the_record_and_its_csv_give_votes_share_right_and_confidence_per_round(
     assert first_wrong["round_share_right"] == round(1 / 3, 4)
     revote_right = next(r for r in rows if r["round"] == "revote" and r["right"] == "yes")
     assert (revote_right["votes"], revote_right["round_share_right"]) == (1, 1.0)
-    text = to_csv(rows)
-    assert text.splitlines()[0] == ",".join(CSV_COLUMNS) and len(text.splitlines()) == 1 + len(rows)
+    raw = vote_rows([(0, question, "")], store.ballots(room.code))
+    text = to_csv(raw)
+    assert text.splitlines()[0] == ",".join(CSV_COLUMNS) and len(text.splitlines()) == 1 + 4  # 4 votes
     assert (median_confidence(3, 1), median_confidence(0, 2), median_confidence(0, 0)) == (
         "sure",
         "unsure",
@@ -503,3 +504,297 @@ def test_the_vote_chart_is_a_valid_figure_with_counts_readable_on_their_bars():
         headline = spec["layout"]["title"]["text"].replace("<br>", " ")
         assert "first vote: 75% right, revote: 100% right" in headline
     assert votes_figure(("A. one",), (1,))["layout"]["title"]["text"].startswith("1 vote")
+
+
+# -- issue 32: a class that holds a real lecture hall ------------------------------------------
+
+DAN, EVE = "dan-0123456789abcdef", "eve-0123456789abcdef"
+
+
+def _voters(n: int, prefix: str = "phone") -> list[str]:
+    return [f"{prefix}-{i:04d}-0123456789abcdef" for i in range(n)]
+
+
+def _tolerant_number_question():
+    """A number question with a tolerance (most of the course's): its room and the question."""
+    return next(
+        q
+        for lesson in load_lessons()
+        for q in lesson.questions
+        if q.is_numeric and q.tolerance and q.answer > 0
+    )
+
+
+def _number_class(store, first: list[float], revote: list[float] | None = None):
+    """A room on a number question; ``first`` (and ``revote``) voted by as many phones, each
+    phone noting its presence first as the page does."""
+    question = _tolerant_number_question()
+    room = store.create_room(question.lesson, question.id)
+    phones = _voters(max(len(first), len(revote or [])))
+    for phone, value in zip(phones, first, strict=False):
+        store.seen(room.code, phone)
+        store.vote(room.code, phone, repr(value))
+    store.set_phase(room.code, room.host_token, "results")
+    if revote is not None:
+        store.set_phase(room.code, room.host_token, "revoting")
+        for phone, value in zip(phones, revote, strict=False):
+            store.vote(room.code, phone, repr(value))
+        store.set_phase(room.code, room.host_token, "revote-results")
+    return room, question
+
+
+def _ten_answers(question, right: int) -> list[float]:
+    """``right`` right answers (within the tolerance), one joke answer at 1000×, the rest wrong
+    (3× and 1/3 of the answer, alternately); ten in all."""
+    a, t = question.answer, question.tolerance
+    rights = [a, a * (1 + t / 2), a * (1 - t / 2), a * (1 + t * 0.9), a * (1 - t * 0.9), a * (1 + t / 4), a][
+        :right
+    ]
+    joke = [a * 1000] if right < 10 else []
+    wrong = [a * 3 if i % 2 else a / 3 for i in range(10 - right - len(joke))]
+    return rights + joke + wrong
+
+
+def test_number_answers_are_graded_one_by_one_and_the_answer_has_a_row_of_its_own(store):
+    """Why 1: 270,000 and 270,336 (both right) shared a bin with 1e6 and the headline said 0 %."""
+    from charts.classroom import votes_figure
+    from classroom.tally import ANSWER_ROW, DISTANCE_ROWS, rounds
+
+    question = _tolerant_number_question()
+    first, revote = _ten_answers(question, 4), _ten_answers(question, 7)
+    room, _ = _number_class(store, first, revote)
+    counts = (store.counts(room.code, question.id, 1), store.counts(room.code, question.id, 2))
+    one, two = rounds(question, *counts, revealed=True)
+    assert (one.share_right, two.share_right) == (0.4, 0.7)
+    assert one.right[one.answer_row] and one.votes[one.answer_row] == 4 and two.votes[two.answer_row] == 7
+    assert "(the answer)" in one.labels[one.answer_row] and sum(one.right) == 1
+    over = one.labels.index(DISTANCE_ROWS[-1])  # the joke answer, alone at over 10× too high
+    assert one.votes[over] == 1 and two.votes[over] == 1
+    assert one.labels.index(DISTANCE_ROWS[1]) < one.answer_row < one.labels.index(DISTANCE_ROWS[5])
+    assert ANSWER_ROW == 3
+    spec = votes_figure(one.labels, one.votes, two.votes, right=one.right, compact=True)
+    headline = spec["layout"]["title"]["text"].replace("<br>", " ")
+    assert "first vote: 40% right" in headline and "revote: 70% right" in headline
+    # before the reveal: no row is marked, and the joke answer does not squash the others together
+    hidden = rounds(question, *counts)[0]
+    assert not any(hidden.right) and hidden.share_right == 0.4
+    assert len(hidden.labels) >= 3 and hidden.votes[-1] == 1  # the 1000× answer in a group of its own
+
+
+def test_the_csv_and_the_record_hold_every_raw_answer_its_grade_and_the_right_value(store):
+    question = _tolerant_number_question()
+    room, _ = _number_class(store, _ten_answers(question, 4), _ten_answers(question, 7))
+    store.next_question(room.code, room.host_token, question.id)  # asked again: a third round
+    store.vote(room.code, ANN, "1,000")
+    ballots = store.ballots(room.code)
+    rows = vote_rows([(0, question, ""), (1, question, "")], ballots)
+    assert len(rows) == 21  # 10 + 10 raw votes, then the one of the second asking
+    assert [r["round"] for r in rows[:20]] == ["first vote"] * 10 + ["revote"] * 10
+    assert (
+        sum(r["right"] == "yes" for r in rows[:10]) == 4
+        and sum(r["right"] == "yes" for r in rows[10:20]) == 7
+    )
+    assert {r["right_answer"] for r in rows} == {classroom.tally.right_answer_text(question)}
+    assert str(question.tolerance * 100).rstrip("0").rstrip(".") in rows[0]["right_answer"]
+    assert rows[20]["question"] == 2 and rows[20]["answer_typed"] == "1,000"
+    text = to_csv(rows)
+    assert len(text.splitlines()) == 22 and text.splitlines()[0] == ",".join(CSV_COLUMNS)
+    summary = summary_rows([(0, question, "")], ballots)
+    answer_rows = [r for r in summary if r["right"] == "yes"]
+    assert [r["votes"] for r in answer_rows] == [4, 7]
+
+
+def test_numbers_are_read_as_the_course_prints_them_and_the_phone_reads_them_alike(store):
+    """Why 3: "270,336" was stored as 270.336. The ballot's script reads with the same rules
+    (run here by node), so what the phone shows before Vote is what the store counts."""
+    import json
+    import shutil
+    import subprocess
+
+    from classroom.numbers import NUMBER_JS, NumberError, read_number
+
+    read = {
+        "270,336": 270336.0,
+        "270 336": 270336.0,
+        "2.7e5": 270000.0,
+        "270k": 270000.0,
+        "2.7×10^5": 270000.0,
+        "270\u202f336": 270336.0,
+        "2,5": 2.5,
+        "0,336": 0.336,
+        "1.2e+06": 1.2e6,
+    }
+    refused = ["2²", "1.2.3", "1,234,5", "12 GB", "", "1e999"]
+    for text, value in read.items():
+        assert read_number(text) == value, text
+    for text in refused:
+        with pytest.raises(NumberError):
+            read_number(text)
+    with pytest.raises(NumberError, match="“²” cannot be part of a number"):
+        read_number("2²")
+    node = shutil.which("node")
+    assert node, "node runs the ballot's number reader"
+    script = NUMBER_JS + f"\nconsole.log(JSON.stringify({json.dumps([*read, *refused])}.map(gfgReadNumber)));"
+    out = json.loads(subprocess.run([node, "-e", script], capture_output=True, text=True, check=True).stdout)
+    for text, result in zip([*read, *refused], out, strict=True):
+        if text in read:
+            assert result == {"value": read[text]}, text
+        else:
+            with pytest.raises(NumberError) as python:
+                read_number(text)
+            assert result == {"error": str(python.value)}, text
+    question = next(
+        q for lesson in load_lessons() for q in lesson.questions if q.is_numeric and q.answer >= 1000
+    )
+    room = store.create_room(question.lesson, question.id)
+    typed = f"{question.answer:,.0f}"  # as the course prints it
+    store.vote(room.code, ANN, typed)
+    (ballot,) = store.ballots(room.code)
+    assert float(ballot[4]) == round(question.answer) and ballot[5] == typed
+
+
+def test_a_stray_character_is_refused_in_words_never_as_an_error(store):
+    """Why 7: "²" on a choice question reached int() and showed "Something went wrong"."""
+    room, question = _choice_room(store)
+    for bad in ("²", "1²", "١"):
+        with pytest.raises(classroom.RoomError, match="one of its"):
+            store.vote(room.code, ANN, bad)
+    question = _tolerant_number_question()
+    room = store.create_room(question.lesson, question.id)
+    refused = deliver(store, ANN, Ballot("press-2", room.code, question.id, "", 1, "2²"))
+    assert refused.status == REFUSED and "“²” cannot be part of a number" in refused.detail
+
+
+def test_each_asking_is_its_own_ballot_and_returning_to_a_variant_starts_at_zero(store):
+    """Why 4: going back to a variant showed its old votes ("Voted 5 of 5")."""
+    question = next(q for lesson in load_lessons() for q in lesson.questions if q.has_variants)
+    room = store.create_room(question.lesson, question.id)
+    other = question.variants()[0]
+    for voter in (ANN, BOB, CAT):
+        store.vote(room.code, voter, repr(question.answer) if question.is_numeric else 0)
+    store.set_phase(room.code, room.host_token, "revealed")
+    store.next_question(room.code, room.host_token, question.id, other.variant_key)
+    store.vote(room.code, ANN, repr(other.answer) if other.is_numeric else 0)
+    back = store.next_question(room.code, room.host_token, question.id, "")
+    assert back.position == 2
+    assert store.counts(room.code, question.id, 1, "") == {}
+    assert store.my_vote(room.code, ANN, question.id, 1, "") is None
+    assert sum(store.counts(room.code, question.id, 1, "", asking=0).values()) == 3  # kept in the record
+    stale = Ballot(
+        "press-3", room.code, question.id, "", 1, "0" if not question.is_numeric else "1", asking=0
+    )
+    assert deliver(store, BOB, stale).status == LATE  # pressed at the first asking: not this one
+    assert [b[0] for b in store.ballots(room.code)] == [0, 0, 0, 1]
+
+
+def test_one_phone_of_wrong_codes_stops_only_that_phone_and_guessing_takes_years(store):
+    """Why 2: ten wrong codes from one phone refused every classmate behind the same address."""
+    from classroom.store import (
+        CODE_ALPHABET,
+        CODE_LENGTH,
+        WRONG_CODES,
+        WRONG_CODES_ADDRESS,
+        years_to_find_a_room,
+    )
+
+    address = "198.51.100.20"
+    for _ in range(WRONG_CODES[0]):
+        assert store.code_refusal(address, "v:prankster") == ""
+        store.wrong_code(address, "v:prankster")
+    assert "wait a minute" in store.code_refusal(address, "v:prankster")
+    assert store.code_refusal(address, "v:classmate") == ""  # the rest of the hall joins
+    for i in range(WRONG_CODES_ADDRESS[0][0] - WRONG_CODES[0]):  # a script with a fresh id per guess
+        store.wrong_code(address, f"s:{i}")
+    assert "your network" in store.code_refusal(address, "v:classmate")
+    # the limits' arithmetic: 25⁶ codes, at most WRONG_CODES_ADDRESS guesses per address
+    assert len(CODE_ALPHABET) ** CODE_LENGTH == 244_140_625
+    per_year = WRONG_CODES_ADDRESS[1][0] * 24 * 365.25
+    assert years_to_find_a_room(100) == pytest.approx((25**6 + 1) / 101 / per_year)
+    assert years_to_find_a_room(100) > 2 and years_to_find_a_room(10) > 20
+
+
+def test_other_peoples_rooms_never_stop_a_lecturer(store):
+    """Why 2: a classmate's 20 rooms stopped the lecturer from starting one for the hour."""
+    from classroom.store import NEW_ROOMS, NEW_ROOMS_ADDRESS
+
+    address = "198.51.100.21"
+    for _ in range(NEW_ROOMS[0]):
+        assert store.start_refusal(address, "v:classmate") == ""
+        store.room_started(address, "v:classmate")
+    assert "this browser started" in store.start_refusal(address, "v:classmate")
+    assert store.start_refusal(address, "v:lecturer") == ""
+    for i in range(NEW_ROOMS_ADDRESS[0]):  # a script, a fresh id per room
+        store.room_started(address, f"s:{i}")
+    assert "your network" in store.start_refusal(address, "v:newcomer")
+    assert store.start_refusal(address, "v:lecturer", lecturer=True) == ""  # holds a credential
+
+
+def test_new_voter_ids_per_room_are_capped_and_votes_from_ids_never_seen_are_counted(store):
+    """Why 8: one socket switching ids cast 30 votes; the only sign was Voted above Joined."""
+    from classroom.store import NEW_VOTERS
+
+    room, question = _choice_room(store)
+    store.seen(room.code, ANN)
+    store.vote(room.code, ANN, 0)
+    assert store.unseen_voters(room.code, question.id, 1, "", 0) == 0
+    ids = _voters(NEW_VOTERS[0], "script")  # with ann, one more than the cap
+    for voter in ids[:-2]:
+        store.vote(room.code, voter, 1)  # never opened the room
+    assert store.seen(room.code, ids[-2])  # the cap's last new id
+    waits = deliver(store, ids[-1], Ballot("press-4", room.code, question.id, "", 1, "1"))
+    assert waits.status == WAITING and "new phones" in waits.detail
+    assert not store.seen(room.code, ids[-1])
+    store.vote(room.code, ANN, 1)  # a phone already in the room still votes
+    assert store.unseen_voters(room.code, question.id, 1, "", 0) == NEW_VOTERS[0] - 2
+    assert sum(store.counts(room.code, question.id, 1).values()) == NEW_VOTERS[0] - 1
+
+
+def test_the_lecturer_discards_a_round_and_it_opens_again(store):
+    room, question = _choice_room(store)
+    store.vote(room.code, ANN, 0)
+    store.set_phase(room.code, room.host_token, "results")
+    with pytest.raises(classroom.RoomError, match="lecturer"):
+        store.discard_round(room.code, "not-the-credential")
+    again = store.discard_round(room.code, room.host_token)
+    assert again.phase == "voting" and store.counts(room.code, question.id, 1) == {}
+    store.vote(room.code, BOB, 1)
+    assert store.counts(room.code, question.id, 1) == {"1": 1}
+
+
+def test_a_vote_pressed_before_the_countdown_ended_counts_when_it_arrives_after_an_outage(store):
+    """Why 6: a countdown that ended during an outage refused the votes pressed in time."""
+    now = [2_000_000.0]
+    timed = classroom.Store(store.engine, clock=lambda: now[0])
+    room, question = _choice_room(timed)
+    for voter in (ANN, BOB, CAT):
+        timed.seen(room.code, voter)
+    timed.start_countdown(room.code, room.host_token, 30)
+    now[0] += 25
+    now[0] += 60  # the database was down from here; the countdown ended at +30
+    assert timed.room(room.code).phase == "results"
+
+    def ballot(ident: str, pressed_ago_s: float) -> dict:
+        sent = 5_000_000
+        return {
+            "id": ident,
+            "code": room.code,
+            "question": question.id,
+            "variant": "",
+            "round": 1,
+            "asking": 0,
+            "answer": 0,
+            "at": sent - int(pressed_ago_s * 1000),
+            "sent": sent,
+        }
+
+    on_time = Ballot.from_payload(ballot("press-ann", 65), received_at=now[0])  # pressed at +20
+    assert on_time.pressed_at == pytest.approx(2_000_020.0)
+    assert deliver(timed, ANN, on_time).status == COUNTED
+    late = Ballot.from_payload(ballot("press-bob", 50), received_at=now[0])  # pressed at +35
+    assert deliver(timed, BOB, late).status == LATE
+    never_seen = Ballot.from_payload(ballot("press-dan", 65), received_at=now[0])
+    assert deliver(timed, DAN, never_seen).status == LATE  # not in the room when it closed
+    assert deliver(timed, CAT, Ballot("press-cat", room.code, question.id, "", 1, "0")).status == LATE
+    now[0] += 700  # past the grace
+    assert deliver(timed, CAT, Ballot.from_payload(ballot("press-cat2", 765), now[0])).status == LATE
+    assert timed.counts(room.code, question.id, 1) == {"0": 1}

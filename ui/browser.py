@@ -22,6 +22,8 @@ from typing import Any
 
 import streamlit as st
 
+from classroom.numbers import NUMBER_JS
+
 STORAGE_KEY = "gfg-progress-v1"
 
 _JS = """
@@ -170,7 +172,11 @@ _CLASS_CSS = """
 .gfg-ballot .timer:empty { display: none; }
 .gfg-ballot .status { margin: 0.7rem 0 0; padding: 0.65rem 0.85rem;
   border-radius: var(--st-base-radius, 0.5rem); }
-.gfg-ballot .status:empty { display: none; }
+/* The status is a live region: it stays in the page (and the accessibility tree) while empty, so
+   a screen reader hears the text the moment it appears. */
+.gfg-ballot .status:empty { padding: 0; margin: 0; }
+.gfg-ballot .understood { margin: 0.35rem 0 0; font-size: 0.95rem; }
+.gfg-ballot .understood[data-kind="error"] { color: var(--st-red-text-color); }
 .gfg-ballot .status[data-kind="success"] { background: var(--st-green-background-color);
   color: var(--st-green-text-color); }
 .gfg-ballot .status[data-kind="info"] { background: var(--st-blue-background-color);
@@ -181,7 +187,9 @@ _CLASS_CSS = """
   color: var(--st-red-text-color); }
 """
 
-_CLASS_JS = """
+_CLASS_JS = (
+    """
+__NUMBER_JS__
 export default function (component) {
   const { data, setTriggerValue, parentElement } = component;
   const d = data || {};
@@ -274,12 +282,37 @@ export default function (component) {
         window.history.replaceState(window.history.state, "", clean);
       }
       const room = d.room || "";
+      const latest = Object.entries(s.hosts).sort((a, b) => b[1].at - a[1].at)[0];
       setTriggerValue("hello", {
         voter: s.voter,
         host: room && s.hosts[room] ? s.hosts[room].cred : null,
+        lecturer: latest ? { code: latest[0], cred: latest[1].cred } : null,
         link: link,
         pending: Object.values(s.pending).filter((b) => b.code === room),
       });
+    }
+    return;
+  }
+  if (d.mode === "live") {
+    // The projector's own poll: each run sends a new beat. No beat for a while (the server or the
+    // network stopped answering this screen) is said on the screen itself, not only to Streamlit's
+    // small connection badge; the notice goes when the beats come back.
+    if (d.beat !== undefined && d.beat !== g.beat) { g.beat = d.beat; g.lastBeat = Date.now(); }
+    if (!g.watchdog) {
+      g.watchdog = setInterval(() => {
+        let notice = document.getElementById("gfg-class-stalled");
+        const stalled = g.lastBeat && Date.now() - g.lastBeat > __STALL_MS__;
+        if (stalled && !notice) {
+          notice = el("div", { id: "gfg-class-stalled", role: "alert", style:
+            "position:fixed;top:0;left:0;right:0;z-index:1000100;padding:0.6rem 1rem;font:600 1.25rem " +
+            "var(--st-font, sans-serif);background:#8a1c1c;color:#fff;text-align:center" },
+            "This screen has stopped updating: votes and results here are not current. " +
+            "It reconnects by itself; reload the page if this stays.");
+          document.body.appendChild(notice);
+        } else if (!stalled && notice) {
+          notice.remove();
+        }
+      }, 1000);
     }
     return;
   }
@@ -308,14 +341,18 @@ export default function (component) {
   };
   const b = d.ballot;
   const key = b ? b.key : "none";
+  if (!box.querySelector(".status")) {
+    box.append(el("p", { class: "timer" }), el("div", { class: "ask" }),
+               el("p", { class: "status", role: "status", "aria-live": "polite" }));
+  }
   if (box.getAttribute("data-key") !== key) {
     box.setAttribute("data-key", key);
-    box.replaceChildren();
-    box.append(el("p", { class: "timer" }));
+    const ask = box.querySelector(".ask");
+    ask.replaceChildren();
     if (b) {
       const form = el("form", { class: "form", novalidate: "" });
       if (b.kind === "choice") {
-        const set = el("fieldset");
+        const set = el("fieldset", { role: "radiogroup", "aria-label": "Your answer" });
         set.append(el("legend", {}, b.label));
         b.options.forEach((text, i) => {
           const label = el("label", { class: "option" });
@@ -328,12 +365,24 @@ export default function (component) {
       } else {
         const label = el("label", { class: "number" });
         const input = el("input", { type: "text", name: "answer", inputmode: "decimal",
-                                    autocomplete: "off" });
+                                    autocomplete: "off", "aria-describedby": "gfg-understood" });
         if (b.selected !== null && b.selected !== undefined) input.value = b.selected;
         label.append(el("span", {}, b.label), input);
         const wrap = el("fieldset");
-        wrap.append(label);
+        // What the page understood, shown as the student types (before Vote): "270,336" is read
+        // as 270336, never 270.336; a stray "²" is named.
+        const understood = el("p", { class: "understood", id: "gfg-understood" });
+        const show = () => {
+          if (!input.value.trim()) { understood.textContent = ""; return; }
+          const read = gfgReadNumber(input.value);
+          understood.setAttribute("data-kind", read.error ? "error" : "info");
+          understood.textContent = read.error ? `Not a number yet: ${read.error}.`
+            : `Read as ${gfgNumberText(read.value)}${b.unit ? " " + b.unit : ""}`;
+        };
+        input.addEventListener("input", show);
+        wrap.append(label, understood);
         form.append(wrap);
+        show();
       }
       if (b.confidence) {
         const set = el("fieldset");
@@ -359,19 +408,18 @@ export default function (component) {
           return;
         }
         if (b.kind !== "choice") {
-          let text = String(answer).replace(/\\s/g, "");
-          if (text.includes(",") && !text.includes(".")) text = text.replace(",", ".");
-          const value = Number(text);
-          if (!Number.isFinite(value)) { say("warning", "Type a number, e.g. 12.5"); return; }
-          if (b.min !== null && b.min !== undefined && value < b.min) {
+          const read = gfgReadNumber(answer);
+          if (read.error) { say("warning", `Not sent: ${read.error}.`); return; }
+          if (b.min !== null && b.min !== undefined && read.value < b.min) {
             say("warning", "This quantity cannot be negative.");
             return;
           }
-          answer = String(value);
+          answer = String(answer).trim();  // sent as typed; the server reads it by the same rules
         }
+        const now = Date.now();
         const ballot = { id: mint(9), code: b.code, question: b.question, variant: b.variant,
-                         round: b.round, answer: String(answer),
-                         confidence: fields.get("confidence") || null, at: Date.now() };
+                         round: b.round, asking: b.asking, answer: String(answer),
+                         confidence: fields.get("confidence") || null, at: now, sent: now };
         const s = read();
         s.pending = s.pending || {};
         s.pending[b.key] = ballot;
@@ -387,9 +435,8 @@ export default function (component) {
                 "No answer from the class yet — your vote is kept on this phone and will be sent.");
         }, 5000);
       });
-      box.append(form);
+      ask.append(form);
     }
-    box.append(el("p", { class: "status", role: "status" }));
     g.pyStatus = null;
   }
   // Python's word on the vote, unless the voter pressed since and Python has not answered that press.
@@ -422,11 +469,14 @@ export default function (component) {
         (p) => p.code === g.room && !g.received[p.id] && now - (g.lastSend[p.id] || 0) > 4000);
       if (!due.length) return;
       due.forEach((p) => { g.lastSend[p.id] = now; });
-      g.voteTrigger("vote", due);
+      g.voteTrigger("vote", due.map((p) => ({ ...p, sent: Date.now() })));
     }, 2000);
   }
 }
 """.replace("__KEY__", CLASS_STORAGE_KEY)
+    .replace("__NUMBER_JS__", NUMBER_JS)
+    .replace("__STALL_MS__", "8000")
+)
 
 _class_component = st.components.v2.component("gfg_class_browser", js=_CLASS_JS, css=_CLASS_CSS)
 
@@ -484,8 +534,12 @@ def class_ballot(*, key: str, data: dict[str, Any], on_vote: Callable[[], None])
     _class_component(key=key, data={"mode": "ballot", **data}, height="content", on_vote_change=on_vote)
 
 
-def class_live(*, key: str, announce: dict[str, str] | None, focus: dict[str, Any] | None) -> None:
+def class_live(
+    *, key: str, announce: dict[str, str] | None, focus: dict[str, Any] | None, beat: int | None = None
+) -> None:
     """Mount the lecturer's announcer (no height): ``announce`` (``id``, ``text``) is read out
     politely once per id; ``focus`` (``id``, ``selector``, ``text``) moves the keyboard focus to
     that element when it is drawn, once per id, if the focus has dropped to the page."""
-    _class_component(key=key, data={"mode": "live", "announce": announce, "focus": focus}, height=0)
+    _class_component(
+        key=key, data={"mode": "live", "announce": announce, "focus": focus, "beat": beat}, height=0
+    )

@@ -39,8 +39,18 @@ from classroom import (
     valid_voter,
 )
 from classroom.ballot import COUNTED, LATE, MESSAGES, REFUSED, WAITING
-from classroom.store import CODE_LENGTH, NEW_ROOMS, WRONG_CODES, asked_key, default_url
-from classroom.tally import number_text, plain, record_rows, rounds, tally, to_csv
+from classroom.store import CODE_LENGTH, asked_key, default_url
+from classroom.tally import (
+    answer_text,
+    number_text,
+    plain,
+    right_answer_text,
+    rounds,
+    summary_rows,
+    tally,
+    to_csv,
+    vote_rows,
+)
 from lessons import load_lessons
 from lessons.model import Question, grade
 from ui.browser import class_ballot, class_link, class_live, trigger_value
@@ -49,6 +59,7 @@ from ui.controls import term_markdown
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 2.0
+HOST_POLL_SECONDS = 0.5  # the lecturer's screen while a round is open: a vote shows within ~0.5 s
 PRESENCE_EVERY_S = 20.0  # a phone notes it has the room open at most this often
 COUNTDOWNS_S = (30, 60)
 OUTAGE = "The class's database is not answering"
@@ -80,6 +91,8 @@ _VOTED = "_class_voted"  # (count, time) the lecturer last heard
 _NOTICE = "_class_notice"  # a message from a button's callback
 _OUTAGE = "_class_outage"  # the last poll found the database not answering
 _NEW_LINK = "_class_new_link"  # (code, token) of the lecturer link just made
+_COUNTED = "_class_counted"  # wrong codes this session already counted (a rerun counts none again)
+_POLLS = "_class_polls"  # the lecturer's poll count: the projector notices when it stops
 
 # The class page's own look: the join code large enough to read from the back of a hall, a
 # compact projector layout (question, results and answer above the fold at 1280×720), and the
@@ -103,6 +116,10 @@ _CSS = """
   .st-key-class-host [data-testid="stMetricValue"] { font-size: 1.5rem !important; line-height: 1.1; }
   .st-key-class-host [data-testid="stMetricLabel"] p { font-size: 0.95rem !important; }
   .st-key-class-host [data-testid="stMetric"] { padding: 0; }
+  /* The countdown, readable from the back of a hall. */
+  .st-key-class-host .st-key-class-countdown [data-testid="stMarkdownContainer"] p {
+    font-size: 2.6rem !important; font-weight: 700; line-height: 1.1; margin: 0; }
+  .st-key-class-countdown strong { font-variant-numeric: tabular-nums; }
   /* Presenter view's top padding (3.9 rem) is header room this page does not need. */
   [data-testid="stAppViewContainer"] .stMainBlockContainer:has(.st-key-class-host) { padding-top: 2.2rem; }
   section[data-testid="stSidebar"][data-collapsed="true"],
@@ -169,17 +186,19 @@ def render() -> None:
         landing(s)
         return
     address = _address()
+    known = code in ss.get(_ROOMS, {}) or code in ss.get(_HOSTS, {})  # this page has the room open
     try:
-        if s.hits("code", address, WRONG_CODES[1]) >= WRONG_CODES[0]:
+        refusal = "" if known else s.code_refusal(address, _device())
+        if refusal:
             st.title("Live class", anchor=False)
-            st.error(_too_many_codes())
+            st.error(f"Too many wrong room codes: {refusal}.")
             landing(s)
             return
         room = s.room(code_text)
     except RoomError as exc:
         st.title("Live class", anchor=False)
-        _count_wrong_code(s, address)
-        st.error(f"Room “{escape(_short(code_text))}”: {exc}. Check the code on the lecturer's screen.")
+        _count_wrong_code(s, address, code_text)
+        st.error(f"Room {_literal(_short(code_text))}: {exc}. Check the code on the lecturer's screen.")
         landing(s)
         return
     except StoreUnavailable:
@@ -212,15 +231,38 @@ def _on_hello() -> None:
     value = trigger_value(LINK_KEY, "hello")
     if not isinstance(value, dict) or not valid_voter(value.get("voter")):
         return
-    host, link = value.get("host"), value.get("link")
+    before = st.session_state.get(_HELLO)
+    # A page session keeps the voter id of its first hello: a socket that says hello again with
+    # other ids is one voter, not thirty.
+    voter = before["voter"] if before else value["voter"]
+    host, link, lecturer = value.get("host"), value.get("link"), value.get("lecturer")
     st.session_state[_HELLO] = {
-        "voter": value["voter"],
-        "host": host if isinstance(host, str) and 0 < len(host) <= 128 else None,
-        "link": link if isinstance(link, str) and 0 < len(link) <= 128 else None,
+        "voter": voter,
+        "host": host if _token_like(host) else None,
+        "link": link if _token_like(link) else None,
+        "lecturer": lecturer
+        if isinstance(lecturer, dict)
+        and normalise_code(lecturer.get("code"))
+        and _token_like(lecturer.get("cred"))
+        else None,
     }
     pending = value.get("pending")
     if isinstance(pending, list):
         st.session_state.setdefault(_INBOX, []).extend(pending[:20])
+
+
+def _token_like(value: Any) -> bool:
+    """Whether ``value`` has the shape of a credential or link token the browser keeps (what
+    ``secrets.token_urlsafe`` makes); anything else is ignored, never looked up."""
+    return isinstance(value, str) and 0 < len(value) <= 128 and value.isascii() and value.isprintable()
+
+
+def _device() -> str:
+    """What a per-device limit counts: this browser's voter id, or this page session's id before
+    the browser has said hello (a script that never does gets a new one per session)."""
+    ss = st.session_state
+    hello = ss.get(_HELLO) or {}
+    return f"v:{hello['voter']}" if hello.get("voter") else f"s:{ss.get(_SID, '')}"
 
 
 def _claim_links(s: Store, code: str) -> None:
@@ -231,6 +273,13 @@ def _claim_links(s: Store, code: str) -> None:
     if legacy:
         del st.query_params["host"]
     tokens = [t for t in (legacy, (ss.get(_HELLO) or {}).get("link")) if t]
+    for token in [t for t in tokens if not _token_like(t)]:
+        tokens.remove(token)
+        if token not in ss.setdefault(_LINKS, set()):
+            ss[_LINKS].add(token)
+            ss[_NOTICE] = (
+                "That lecturer link does not control this room: it has characters no link of ours has."
+            )
     done = ss.setdefault(_LINKS, set())
     for token in tokens:
         if token in done or not code:
@@ -273,16 +322,27 @@ def _address() -> str:
     )
 
 
-def _count_wrong_code(s: Store, address: str) -> None:
+def _count_wrong_code(s: Store, address: str, text: str) -> None:
+    """Count a wrong code once per page session and text: a rerun of the same wrong link (the
+    browser's hello reruns the page) is not a second guess."""
+    counted = st.session_state.setdefault(_COUNTED, set())
+    if text in counted:
+        return
+    counted.add(text)
     with contextlib.suppress(StoreUnavailable):
-        s.hit("code", address, WRONG_CODES[1])
+        s.wrong_code(address, _device())
 
 
-def _too_many_codes() -> str:
-    return (
-        f"Too many wrong room codes from your network: wait a minute before trying again "
-        f"({WRONG_CODES[0]} tries a minute)."
-    )
+def _literal(text: str) -> str:
+    """A typed value shown back inside a message, exactly as typed: in a code span, where neither
+    Markdown, HTML, emoji shortcodes (``:skull:``) nor colour directives (``:red[x]``) take effect."""
+    import re
+
+    text = " ".join(text.split())
+    if not text:
+        return "(empty)"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
 
 
 def _short(text: str) -> str:
@@ -356,14 +416,15 @@ def landing(s: Store) -> None:
 def _join(s: Store, typed: str) -> None:
     address = _address()
     try:
-        if s.hits("code", address, WRONG_CODES[1]) >= WRONG_CODES[0]:
-            st.error(_too_many_codes())
+        refusal = s.code_refusal(address, _device())
+        if refusal:
+            st.error(f"Too many wrong room codes: {refusal}.")
             return
         room = s.room(typed)
     except RoomError:
-        _count_wrong_code(s, address)
-        shown = escape(_short(typed.strip()))
-        st.error(f"No live room has the code “{shown}”. Codes are {CODE_LENGTH} characters.")
+        _count_wrong_code(s, address, typed.strip())
+        shown = _literal(_short(typed.strip()))
+        st.error(f"No live room has the code {shown}. Codes are {CODE_LENGTH} characters.")
         return
     except StoreUnavailable:
         st.error(f"{OUTAGE}: try again in a moment.")
@@ -372,15 +433,31 @@ def _join(s: Store, typed: str) -> None:
     st.rerun()
 
 
+def _is_lecturer(s: Store) -> bool:
+    """Whether this browser holds a working lecturer credential for some live room (one it
+    started or opened by a lecturer link): such a browser is never stopped by the rooms other
+    people on its network started."""
+    ss = st.session_state
+    held = list(ss.get(_HOSTS, {}).items())
+    kept = (ss.get(_HELLO) or {}).get("lecturer")
+    if kept:
+        held.append((kept["code"], kept["cred"]))
+    for code, credential in held[-3:]:
+        with contextlib.suppress(RoomError):
+            if s.is_host(code, credential):
+                return True
+    return False
+
+
 def _start(s: Store, lesson_id: str, ask_confidence: bool) -> None:
+    address, device = _address(), _device()
     try:
-        if s.hit("room", _address(), NEW_ROOMS[1]) > NEW_ROOMS[0]:
-            st.error(
-                f"Too many rooms started from your network: at most {NEW_ROOMS[0]} an hour. "
-                "Reopen a room you started (its address is in this browser's history)."
-            )
+        refusal = s.start_refusal(address, device, lecturer=_is_lecturer(s))
+        if refusal:
+            st.error(f"Too many rooms started: {refusal}. A room you started is in this browser's history.")
             return
         room = s.create_room(lesson_id, ask_confidence=ask_confidence)
+        s.room_started(address, device)
     except RoomError as exc:
         st.error(f"Could not start a room: {exc}.")
         return
@@ -450,13 +527,28 @@ def host_view(s: Store, room: Room, credential: str) -> None:
         if st.button("Show the QR code large", width="stretch"):
             _join_screen(room.code, link)
         _lecturer_tools(s, room, credential)
-    shown = (room.question_id, room.variant, room.phase == "revealed", room.ended)
+    shown = _shape(room)
     with main, st.container(key="class-host"):
         with st.container(key="class-title"):  # the page's h1 first, for screen readers only
             st.title(f"Live class, room {room.code}", anchor=False)
-        _host_live(s, room.code, credential, shown)
+        # While a round is open the lecturer's screen polls every HOST_POLL_SECONDS (a vote shows
+        # within about that); otherwise every POLL_SECONDS.
+        (_host_live_fast if room.accepting_votes else _host_live)(s, room.code, credential, shown)
     if room.phase == "revealed":
         _step_view(room)
+
+
+def _shape(room: Room) -> tuple[Any, ...]:
+    """What, when it changes, redraws the whole lecturer page (not just its poll): the question,
+    its asking, whether the answer is out, whether the class ended, whether a round is open."""
+    return (
+        room.question_id,
+        room.variant,
+        room.position,
+        room.phase == "revealed",
+        room.ended,
+        room.accepting_votes,
+    )
 
 
 def _qr_alt(code: str, link: str) -> str:
@@ -504,6 +596,26 @@ def _lecturer_tools(s: Store, room: Room, credential: str) -> None:
                 "The part after # is never sent to a server."
             )
         st.button(
+            "Discard this round",
+            on_click=_act,
+            args=(s.discard_round, room.code, credential),
+            disabled=room.phase in ("revealed", "ended"),
+            help="Deletes this round's votes (a script's, or a false start) and opens the round again.",
+        )
+        st.toggle(
+            "Phones show the class's spread after results",
+            value=room.show_spread,
+            key=f"class-spread-{room.code}",
+            on_change=lambda: _act(
+                s.set_show_spread,
+                room.code,
+                credential,
+                bool(st.session_state.get(f"class-spread-{room.code}")),
+            ),
+            help="Once you show results, each phone shows how the class voted (the answer stays hidden).",
+        )
+        st.divider()
+        st.button(
             "Sign out other lecturer screens",
             on_click=_act,
             args=(s.sign_out_others, room.code, credential),
@@ -534,20 +646,23 @@ def _act(action: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def _csv(s: Store, code: str) -> str:
+    """Every vote as a row: the answer as typed and as read, the right answer, its grade."""
     try:
         room = s.room(code)
-        return to_csv(record_rows(_asked_questions(room), s.record(code)))
+        return to_csv(vote_rows(_askings(room), s.ballots(code)))
     except (RoomError, StoreUnavailable) as exc:
         return f"error\n{exc}\n"
 
 
-def _asked_questions(room: Room) -> list[tuple[Question, str]]:
+def _askings(room: Room) -> list[tuple[int, Question, str]]:
+    """(asking, question, variant) for every time the room asked a question, in order (the
+    position of each in ``Room.asked``)."""
     out = []
-    for key in dict.fromkeys(room.asked or (asked_key(room.question_id, room.variant),)):
+    for asking, key in enumerate(room.asked or (asked_key(room.question_id, room.variant),)):
         question_id, variant = key.split("|", 1)
         question = course.question(room.lesson_id, question_id, variant)
         if question is not None:
-            out.append((question, variant))
+            out.append((asking, question, variant))
     return out
 
 
@@ -563,15 +678,17 @@ def _step_view(room: Room) -> None:
         _embed(*found)
 
 
-@st.fragment(run_every=POLL_SECONDS)
-@_in_words
-def _host_live(s: Store, code: str, credential: str, shown: tuple[str, str, bool, bool]) -> None:
+def _host_poll(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
     ss = st.session_state
+    ss[_POLLS] = ss.get(_POLLS, 0) + 1
     try:
         room = s.room(code)
-        if not s.is_host(code, credential):
-            _forget_host(code)
-            st.rerun(scope="app")
+        # The credential is checked every POLL_SECONDS, not on every fast poll.
+        if time.monotonic() - ss.get("_class_host_checked", -1e9) >= POLL_SECONDS:
+            if not s.is_host(code, credential):
+                _forget_host(code)
+                st.rerun(scope="app")
+            ss["_class_host_checked"] = time.monotonic()
     except RoomError as exc:
         st.error(f"This room is not available: {exc}.")
         return
@@ -588,13 +705,11 @@ def _host_live(s: Store, code: str, credential: str, shown: tuple[str, str, bool
             st.caption(PHASE_WORDS[known.phase])
             st.markdown(f"## {term_markdown(asked.prompt)}")
             _options(asked)
+        class_live(key=LIVE_KEY, announce=None, focus=None, beat=ss[_POLLS])
         return
     ss.setdefault(_ROOMS, {})[code] = room
-    if (
-        ss.pop(_OUTAGE, False)
-        or (room.question_id, room.variant, room.phase == "revealed", room.ended) != shown
-    ):
-        st.rerun(scope="app")  # back from an outage, or the question or the reveal changed the page
+    if ss.pop(_OUTAGE, False) or _shape(room) != shown:
+        st.rerun(scope="app")  # back from an outage, or the question, the reveal or the round changed
     if ss.get(_NOTICE):
         st.warning(ss.pop(_NOTICE))
     if room.ended:
@@ -604,15 +719,17 @@ def _host_live(s: Store, code: str, credential: str, shown: tuple[str, str, bool
     if question is None:
         st.error("This room's question is no longer in the course.")
         return
+    asking = room.position
     try:
-        first = s.counts(code, question.id, 1, room.variant)
-        second = s.counts(code, question.id, 2, room.variant) if room.round == 2 else {}
+        first = s.counts(code, question.id, 1, room.variant, asking=asking)
+        second = s.counts(code, question.id, 2, room.variant, asking=asking) if room.round == 2 else {}
         joined = s.joined(code)
+        unseen = s.unseen_voters(code, question.id, room.round, room.variant, asking)
         sure: tuple[Any, Any] = (None, None)
         if room.phase == "revealed" and room.ask_confidence:
             sure = (
-                s.confidence(code, question.id, 1, room.variant),
-                s.confidence(code, question.id, 2, room.variant),
+                s.confidence(code, question.id, 1, room.variant, asking=asking),
+                s.confidence(code, question.id, 2, room.variant, asking=asking),
             )
     except StoreUnavailable:
         st.warning(f"{OUTAGE}; this page recovers by itself.")
@@ -624,9 +741,11 @@ def _host_live(s: Store, code: str, credential: str, shown: tuple[str, str, bool
     # Of how many: the phones in the room, or at least everyone who voted on this question so far.
     of = max(joined, voted, sum(first.values()))
     left = room.seconds_left(s.clock())
-    phase = PHASE_WORDS[room.phase] + (f" · closes in {left:.0f} s" if left is not None else "")
     with st.container(key="class-phase"):
-        st.caption(f"Question {number} of {len(lesson_questions)} · {phase}")
+        st.caption(f"Question {number} of {len(lesson_questions)} · {PHASE_WORDS[room.phase]}")
+    if left is not None:
+        with st.container(key="class-countdown"):
+            st.markdown(f"Voting closes in **{int(left) // 60}:{int(left) % 60:02d}**")
     st.markdown(f"## {term_markdown(question.prompt)}")
     results = room.phase in ("results", "revote-results", "revealed") and bool(first or second)
     if not results:
@@ -636,16 +755,34 @@ def _host_live(s: Store, code: str, credential: str, shown: tuple[str, str, bool
         st.space("stretch")
         st.metric("Joined", joined, help="phones that had the room open in the last minute", width="content")
         st.metric("Voted", f"{voted} of {of}", help="votes in this round", width="content")
+    if unseen:
+        st.warning(
+            f"{unseen} {'vote' if unseen == 1 else 'votes'} in this round from voter ids that never joined "
+            "the room (a script, or one phone switching ids): Lecturer tools › Discard this round."
+        )
     if room.phase == "revealed":
-        _reveal(question, short=True)
         if results:
             _results(question, first, second if room.round == 2 else None, True, sure)
+        else:
+            _reveal(question, short=True)
         st.markdown(term_markdown(question.explanation))
     elif results:
         _results(
             question, first, second if room.phase != "results" and room.round == 2 else None, False, sure
         )
     _lecturer_announcements(room, voted, of)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+@_in_words
+def _host_live(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
+    _host_poll(s, code, credential, shown)
+
+
+@st.fragment(run_every=HOST_POLL_SECONDS)
+@_in_words
+def _host_live_fast(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
+    _host_poll(s, code, credential, shown)
 
 
 def _options(question: Question) -> None:
@@ -716,11 +853,24 @@ def _results(
     from charts.classroom import votes_figure
 
     if second is not None:
-        one, two = rounds(question, first, second, sure)
+        one, two = rounds(question, first, second, sure, revealed=revealed)
     else:
-        one, two = tally(question, first, confidence=sure[0]), None
+        one, two = tally(question, first, confidence=sure[0], revealed=revealed), None
+    if revealed:  # the answer and the share right first, in one line: above a projector's fold
+        cells = [f"First vote: **{one.share_right:.0%}** right ({one.correct} of {one.total})"]
+        if two is not None and two.total:
+            cells.append(f"Revote: **{two.share_right:.0%}** right ({two.correct} of {two.total})")
+        with st.container(key="class-headline"):
+            st.success(f"**The answer: {_answer_words(question)}** · " + " · ".join(cells))
+    labels = list(one.labels)
+    if revealed and one.answer_row is not None and question.is_numeric:  # the marked row says the shares
+        shares = [f"{one.share_right:.0%}"]
+        if two is not None and two.total:
+            shares.append(f"{two.share_right:.0%}")
+        marked = labels[one.answer_row].removesuffix(" (the answer)")  # the ✓ marks it
+        labels[one.answer_row] = f"{marked} · {' → '.join(shares)} right"
     spec = votes_figure(
-        one.labels,
+        tuple(labels),
         one.votes,
         two.votes if two else None,
         right=one.right if revealed else None,
@@ -728,15 +878,20 @@ def _results(
         sure=(one.sure or None, two.sure if two else None) if revealed else None,
         compact=True,
     )
-    _draw_votes(spec, one, two)
-    if revealed:
-        cells = [f"First vote: **{one.share_right:.0%}** right ({one.correct} of {one.total})"]
-        if two is not None and two.total:
-            cells.append(f"Revote: **{two.share_right:.0%}** right ({two.correct} of {two.total})")
-        st.markdown(" · ".join(cells))
+    _draw_votes(spec, one, two, titled=not revealed)  # revealed: the headline above says it
 
 
-def _draw_votes(spec: dict[str, Any], one: Any, two: Any) -> None:
+def _answer_words(question: Question) -> str:
+    """The right answer as Markdown: the number ± its tolerance, or the option's text."""
+    if question.is_numeric:
+        return escape(right_answer_text(question))
+    return term_markdown(question.options[int(question.answer)].text)
+
+
+PROJECTOR_CHART_PX = 300  # the vote chart's most height in presenter view: it stays above a 720 px fold
+
+
+def _draw_votes(spec: dict[str, Any], one: Any, two: Any, *, titled: bool = True) -> None:
     """``ui.chart.show`` for the projector: the same title, theme and presenter passes, at the
     chart's own compact height (``show`` keeps a phone's least plot height, 260 px, which pushes
     the results below a projector's fold), and an alt text that reads every answer's count."""
@@ -750,9 +905,12 @@ def _draw_votes(spec: dict[str, Any], one: Any, two: Any) -> None:
     spec["layout"]["height"] = height
     if is_presenting():
         spec = scale_fonts(spec, PRESENTER_SCALE)
-        spec["layout"]["height"] = round(height * PRESENTER_SCALE)  # the labels' lines grow with the font
+        # the labels' lines grow with the font; many rows get thinner bars, not a chart below the fold
+        spec["layout"]["height"] = min(round(height * PRESENTER_SCALE), PROJECTOR_CHART_PX)
+        spec["layout"]["uniformtext"] = {"mode": "show", "minsize": 11}  # counts stay readable
     spec = for_theme(spec, theme_scheme())
-    st.markdown(title_html(headline, detail), unsafe_allow_html=True)
+    if titled:
+        st.markdown(title_html(headline, detail), unsafe_allow_html=True)
     rows = [
         f"{label}: {votes} in the first vote" + (f", {two.votes[i]} in the revote" if two else "")
         for i, (label, votes) in enumerate(zip(one.labels, one.votes, strict=True))
@@ -791,7 +949,7 @@ def _lecturer_announcements(room: Room, voted: int, of: int) -> None:
             ss[_VOTED] = (voted, time.monotonic())
         elif _VOTED not in ss:
             ss[_VOTED] = (voted, 0.0)
-    class_live(key=LIVE_KEY, announce=announce, focus=focus)
+    class_live(key=LIVE_KEY, announce=announce, focus=focus, beat=ss.get(_POLLS, 0))
 
 
 def _say(text: str) -> dict[str, str]:
@@ -817,25 +975,32 @@ def _ended(s: Store, room: Room, credential: str) -> None:
 
 
 def _record(s: Store, room: Room, credential: str, heading: bool = True) -> None:
-    """The room's record: each question asked, its votes per answer in each round, the share right
-    and how sure voters were; printable (the sidebar and buttons do not print)."""
+    """The room's record: each asking of a question, its votes per answer (a number question's
+    as revealed: the answer's own row and the distances) in each round, the share right and how
+    sure voters were, then every raw answer with its grade and the right answer; printable (the
+    sidebar and buttons do not print)."""
     import pandas as pd
 
+    askings = _askings(room)
     try:
-        rows = record_rows(_asked_questions(room), s.record(room.code))
+        ballots = s.ballots(room.code)
     except StoreUnavailable:
         st.warning(f"{OUTAGE}: the record cannot be read now. Reload this page in a minute.")
         return
+    rows, raw = summary_rows(askings, ballots), vote_rows(askings, ballots)
     if heading:
         st.caption(f"Room {room.code} · lesson {room.lesson_id} · printed from the Live class page")
     if not rows:
         st.info("No votes yet.")
-    questions = {q.id + "|" + v: q for q, v in _asked_questions(room)}
-    keys = dict.fromkeys(f"{r['question_id']}|{r['variant']}" for r in rows)
-    for number, key in enumerate(keys, start=1):
-        question = questions[key]
-        mine = [r for r in rows if f"{r['question_id']}|{r['variant']}" == key]
+    by_number: dict[int, Question] = {}
+    for asking, question, _variant in askings:
+        if any(b[0] == asking for b in ballots):
+            by_number[len(by_number) + 1] = question
+    for number, question in by_number.items():
+        mine = [r for r in rows if r["question"] == number]
+        votes_of = [r for r in raw if r["question"] == number]
         st.markdown(f"**{number}. {term_markdown(question.prompt)}**")
+        st.caption(f"Right answer: {escape(right_answer_text(question))}")
         table = pd.DataFrame(
             {
                 "Answer": [("✓ " if r["right"] == "yes" else "") + str(r["answer"]) for r in mine],
@@ -849,6 +1014,20 @@ def _record(s: Store, room: Room, credential: str, heading: bool = True) -> None
         st.dataframe(table, hide_index=True, width="stretch")
         shares = {str(r["round"]): float(r["round_share_right"]) for r in mine}
         st.caption(" · ".join(f"{name}: {share:.0%} right" for name, share in shares.items()))
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "Round": [r["round"] for r in votes_of],
+                    "Typed": [r["answer_typed"] or "—" for r in votes_of],
+                    "Read as": [r["answer"] for r in votes_of],
+                    "Right": [r["right"] for r in votes_of],
+                    "Sure": [r["confidence"] or "—" for r in votes_of],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key=f"class-raw-{number}",
+        )
     st.download_button(
         "Results as CSV",
         data=lambda: _csv(s, room.code),
@@ -884,7 +1063,7 @@ def _deliver_inbox(s: Store, voter: str) -> Outbox:
     inbox, ss[_INBOX] = ss.get(_INBOX, []), []
     for payload in inbox:
         try:
-            ballot = Ballot.from_payload(payload)
+            ballot = Ballot.from_payload(payload, received_at=s.clock())
         except RoomError:
             continue  # not a vote this page made
         outbox.send(s, voter, ballot)
@@ -897,20 +1076,21 @@ def _deliver_inbox(s: Store, voter: str) -> Outbox:
 @_in_words
 def _student_live(s: Store, code: str, voter: str) -> None:
     ss = st.session_state
-    outbox = _deliver_inbox(s, voter)
     outage = False
     try:
+        # The phone notes its presence before it sends a vote: a vote from an id that never did
+        # is flagged on the projector.
+        if time.monotonic() - ss.get(_SEEN, -1e9) >= PRESENCE_EVERY_S and s.seen(code, voter):
+            ss[_SEEN] = time.monotonic()
         room = s.room(code)
         ss.setdefault(_ROOMS, {})[code] = room
-        if time.monotonic() - ss.get(_SEEN, -1e9) >= PRESENCE_EVERY_S:
-            s.seen(code, voter)
-            ss[_SEEN] = time.monotonic()
     except RoomError as exc:
         st.error(f"This room is not available: {exc}.")
         return
     except StoreUnavailable:
         outage = True
         room = ss.get(_ROOMS, {}).get(code)
+    outbox = _deliver_inbox(s, voter)
     if room is None:
         st.warning(f"{OUTAGE}. This page recovers by itself.")
         return
@@ -921,7 +1101,7 @@ def _student_live(s: Store, code: str, voter: str) -> None:
     mine = None
     if not outage:
         try:
-            mine = s.my_vote(code, voter, question.id, room.round, room.variant)
+            mine = s.my_vote(code, voter, question.id, room.round, room.variant, asking=room.position)
         except StoreUnavailable:
             outage = True
     if outage:
@@ -938,6 +1118,23 @@ def _student_live(s: Store, code: str, voter: str) -> None:
     _ballot(room, question, mine, outbox, outage)
     if room.phase == "revealed" and not outage:
         _own_result(s, room, question, voter)
+    if room.show_spread and not outage and room.phase in ("results", "revote-results", "revealed"):
+        _class_spread(s, room, question)
+
+
+def _class_spread(s: Store, room: Room, question: Question) -> None:
+    """The class's votes on a phone, once the lecturer shows results and has chosen to share them
+    (the answer marked only after the reveal)."""
+    try:
+        first = s.counts(room.code, question.id, 1, room.variant, asking=room.position)
+        second = s.counts(room.code, question.id, 2, room.variant, asking=room.position)
+    except StoreUnavailable:
+        return
+    if not (first or second):
+        return
+    st.markdown("**How the class voted**")
+    both = room.round == 2 and room.phase != "results"
+    _results(question, first, second if both else None, room.phase == "revealed", (None, None))
 
 
 def _ballot(room: Room, question: Question, mine: str | None, outbox: Outbox, outage: bool) -> None:
@@ -950,15 +1147,17 @@ def _ballot(room: Room, question: Question, mine: str | None, outbox: Outbox, ou
     spec = None
     if room.accepting_votes:
         spec = {
-            "key": f"{room.code}|{question.id}|{room.variant}|{room.round}",
+            "key": f"{room.code}|{question.id}|{room.variant}|{room.position}|{room.round}",
             "code": room.code,
             "question": question.id,
             "variant": room.variant,
             "round": room.round,
+            "asking": room.position,
             "kind": "number" if question.is_numeric else "choice",
             "label": f"Your answer ({question.unit})"
             if question.is_numeric and question.unit
             else "Your answer",
+            "unit": question.unit if question.unit not in ("x", "count") else "",
             "options": [f"{chr(65 + i)}. {plain(o.text)}" for i, o in enumerate(question.options)],
             "min": 0 if course.non_negative(room.lesson_id, question.id) else None,
             "confidence": room.ask_confidence,
@@ -1001,7 +1200,10 @@ def _vote_status(
 ) -> dict[str, str]:
     """What the phone says about its vote: counted, kept and waiting, too late, refused, or none."""
     if latest is not None and latest.status == WAITING:
-        return {"kind": "warning", "text": MESSAGES[WAITING]}
+        return {
+            "kind": "warning",
+            "text": f"Your vote waits: {latest.detail}." if latest.detail else MESSAGES[WAITING],
+        }
     if latest is not None and latest.status == LATE:
         return {"kind": "warning", "text": MESSAGES[LATE]}
     if latest is not None and latest.status == REFUSED:
@@ -1025,8 +1227,13 @@ def _vote_status(
 
 def _own_result(s: Store, room: Room, question: Question, voter: str) -> None:
     try:
-        last = s.my_vote(room.code, voter, question.id, 2, room.variant) if room.round == 2 else None
-        first = s.my_vote(room.code, voter, question.id, 1, room.variant)
+        asking = room.position
+        last = (
+            s.my_vote(room.code, voter, question.id, 2, room.variant, asking=asking)
+            if room.round == 2
+            else None
+        )
+        first = s.my_vote(room.code, voter, question.id, 1, room.variant, asking=asking)
     except StoreUnavailable:
         return
     answer = last if last is not None else first
@@ -1042,10 +1249,7 @@ def _own_result(s: Store, room: Room, question: Question, voter: str) -> None:
 
 
 def _answer_text(question: Question, stored: str) -> str:
-    if question.is_numeric:
-        return number_text(float(stored), question.unit)
-    index = int(stored)
-    return f"{chr(65 + index)}. {plain(question.options[index].text)}"
+    return answer_text(question, stored)
 
 
 def _variant_key(question: Question) -> str:

@@ -20,6 +20,7 @@ import pytest
 from classroom import course, open_store
 from tests.e2e.conftest import DATA_DIRS, ROOT, start_app, stop_app
 from tests.pg_server import PostgresServer, _free_port, pg_bin, wait_for_port
+from ui.class_view import _short
 
 pytestmark = pytest.mark.e2e
 WAIT = 30_000  # ms: a fragment polls every 2 s; a rerun on this 2-core machine can take a few
@@ -254,7 +255,15 @@ def test_markdown_and_html_in_the_address_are_shown_as_text(app_url, page):
         page.goto(f"{app_url}/class?room={value}&lesson={value}&me={value}", wait_until="domcontentloaded")
         _expect_text(page, "Check the code on the lecturer's screen")
         assert page.locator("a[href*='e.vil'], img[src='x']").count() == 0
-        assert "Room “" in page.locator("[data-testid='stAlert']").first.inner_text()
+        shown = page.locator("[data-testid='stAlert']").first
+        assert f"Room {_short(value)}:" in shown.inner_text()  # as typed, in a code span
+        assert shown.locator("code").first.inner_text() == _short(value)
+    for value in (":skull:", ":red[x]"):  # Why 7 (issue 32): a shortcode or a colour stays text
+        page.goto(f"{app_url}/class?room={value}", wait_until="domcontentloaded")
+        _expect_text(page, "Check the code on the lecturer's screen")
+        shown = page.locator("[data-testid='stAlert']").first
+        assert f"Room {value}:" in shown.inner_text() and "💀" not in shown.inner_text()
+        assert shown.locator("code").first.inner_text() == value
 
 
 def test_postgresql_stopped_and_restarted_mid_class_with_two_app_servers(browser):
@@ -389,6 +398,7 @@ def test_the_question_results_and_answer_fit_above_the_fold(app_url, browser, si
     room = store.create_room("gpu-basics")
     question = course.question(room.lesson_id, room.question_id)
     for i in range(6):
+        store.seen(room.code, f"voter-{i}-0123456789ab")  # phones in the room, as the page notes them
         store.vote(room.code, f"voter-{i}-0123456789ab", i % len(question.options))
     store.set_phase(room.code, room.host_token, "results")
     store.set_phase(room.code, room.host_token, "revoting")
