@@ -870,3 +870,25 @@ def test_use_this_logs_settings_reproduces_the_log(needle):
     s = vllm_startup(_config(row), "h100-sxm", **engines.log_settings(parsed))
     assert s.verdict == "fits"
     assert _off(s.kv_tokens, parsed["kv_tokens"]) <= 0.02
+
+
+def test_held_out_predictions_are_reported():
+    """The held-out logs a prediction can be made for (config known, the GPU known so its device
+    total comes from device_total, the version modelled): each predicted from the log's own
+    settings, never tuned; the errors are printed for the report, and every one of these engines
+    started, so the prediction must say it fits."""
+    rows = [
+        r
+        for r in HELD_OUT
+        if _readable(_config(r))
+        and r.get("gpu") == "Tesla T4"
+        and not _family(r.get("vllm_version")).startswith("unm")
+    ]
+    assert len(rows) >= 4
+    print(f"\nheld-out predictions ({len(rows)}; device total from {engines.device_total('t4').how}):")
+    for row in rows:
+        parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+        s = vllm_startup(_config(row), "t4", **engines.log_settings(parsed))
+        assert s.verdict == "fits", (row["id"], s.message)
+        off = s.kv_tokens / row["kv_cache_tokens"] - 1
+        print(f"  {row['id']}: KV tokens {s.kv_tokens:,} vs {row['kv_cache_tokens']:,} ({off:+.2%})")
