@@ -10,9 +10,16 @@ term comes from:
   checkpoint's own format, profiles one forward pass of ``max_num_batched_tokens`` tokens and a
   sampler warm-up over ``max_num_seqs`` sequences (the "activation" peak), counts the memory that
   is not PyTorch's, gives the rest to KV-cache blocks (one pool shared by the KV-cache groups of a
-  hybrid model), and only then captures CUDA graphs on top of its budget.
-- ``parse_vllm_log`` reads those lines back from a real start-up log, so a reader can put what
-  their engine printed beside the prediction (``compare_with_log``).
+  hybrid model), and only then captures CUDA graphs on top of its budget. ``version="0.21+"``
+  (any 0.21 or later version string) follows the later line, which estimates the graphs' pool
+  first and takes it out of the KV budget; other versions are refused with the reason
+  (``vllm_family``). Memory outside PyTorch comes from what allocates it on the node's fabric
+  (``fabric_of``, ``non_torch_term``); CUDA-graph memory from the capture sizes; both carry the
+  range measured across machines (``MEASURED_SOURCES``), so a verdict near the line is "tight".
+- ``parse_vllm_log`` reads those lines back from a real start-up log of vLLM 0.6 to the latest
+  (its "GB" is GiB), ``log_settings`` gives the settings the log ran with and ``log_mismatches``
+  names each that differs from the page's, so a reader can put what their engine printed beside
+  the prediction (``compare_with_log``).
 
 Pure Python: no torch, no vLLM. Sizes in bytes; GiB = 2^30 bytes, as vLLM prints them.
 """
