@@ -463,3 +463,31 @@ def test_metal_mapped_buffer_is_a_file_range_that_depends_on_tensor_order() -> N
     assert metal == pytest.approx(r.file_bytes, rel=1e-3)  # quantize order: the whole file
     assert r.file_bytes - embd.nbytes == pytest.approx(printed, rel=1e-3)  # token_embd first
     assert r.file_bytes - embd.nbytes <= printed * (1 + 1e-3) and printed <= metal
+
+
+def test_sliding_window_cells_match_live_llama_server_allocations() -> None:
+    """unslothai/unsloth#7530 (danielhanchen, 2026-07-28) read back llama-server's
+    "llama_kv_cache_iswa: creating ... size = N cells" on Gemma 3 270M (build 10107): 27.0 MiB at
+    -c 1024 -np 3 and 18.0 MiB at -np 4; the same repository's test pins the measured
+    24 + 15 x np MiB at -c 8192 (np 1, 2, 4). Geometry as that test gives it: 18 layers (3 full,
+    15 sliding), one KV head of 256, a 512-token window; f16 K and V. These are reported
+    measurements, not raw log lines."""
+    gguf = {
+        "general.architecture": "gemma3",
+        "gemma3.block_count": 18,
+        "gemma3.embedding_length": 640,
+        "gemma3.feed_forward_length": 2048,
+        "gemma3.attention.head_count": 4,
+        "gemma3.attention.head_count_kv": 1,
+        "gemma3.attention.key_length": 256,
+        "gemma3.attention.value_length": 256,
+        "gemma3.attention.sliding_window": 512,
+        "gemma3.vocab_size": 262144,
+    }
+    measured = {(1024, 3): 27.0, (1024, 4): 18.0, (8192, 1): 24 + 15, (8192, 2): 24 + 30, (8192, 4): 24 + 60}
+    for (ctx, n_par), mib in measured.items():
+        r = llamacpp_startup(gguf, "rtx-4090", quant="Q8_0", n_ctx=ctx, n_parallel=n_par, fit=False)
+        assert r.kv_bytes == mib * MiB, (ctx, n_par)
+    # the sliding layers' share is what -np changes: one window plus a micro-batch a stream
+    one = llamacpp_startup(gguf, "rtx-4090", quant="Q8_0", n_ctx=8192, n_parallel=1, fit=False)
+    assert one.swa_cells == 1024

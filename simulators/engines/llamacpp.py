@@ -22,8 +22,11 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
   n_swa*(unified ? n_seq : 1) + n_ubatch))`` cells).
-  Later builds differ here: since llama.cpp PR #21277 (April 2026) the sliding-window part stays
-  f16 when the KV cache is quantized; this build quantizes both.
+  llama.cpp PR #21277 (2026-04-01) kept the sliding-window part f16 under a quantized KV cache;
+  PR #21332 reverted it the next day ("in some cases the SWA cache actually takes significant
+  portion of memory"), so, as in this build, both parts take the requested type.
+  Checked against live llama-server allocations that unsloth reported (unslothai/unsloth#7530:
+  Gemma 3 270M, 27.0 MiB at -c 1024 -np 3, 18.0 MiB at -np 4; 24 + 15 x np MiB at -c 8192).
 - Hybrids (``hybrid_cache``): Qwen3-Next / Qwen3.5 keep KV on their full-attention layers only
   and one recurrent state per sequence (``src/llama-memory-hybrid.cpp``,
   ``src/llama-memory-recurrent.cpp``, ``src/llama-hparams.cpp``); their weights are not sized.
