@@ -33,8 +33,9 @@ Older logs follow their own release where its rules differ (``rules="0.5.3"`` or
 ("Load weight begin", the least over the ranks) can be given as ``baseline_bytes``. Against ten
 public logs (tests/data/sglang_startups.jsonl) four are predicted (+8.84 %, +2.20 %, -0.35 %,
 +0.06 %) and six refused by name; the two TP 4 runs over-predict because the log's weights
-figure exceeds the checkpoint's bytes by about 0.25 GiB a rank, a cause not yet found in the
-source.
+figure exceeds the checkpoint's bytes by about 0.25 GiB a rank. A candidate cause, not proven
+on these logs: before sglang#36583 (merged 2026-08-27, so in 0.5.23) loader temporaries that
+were still referenced counted as used when the free memory after the weights was measured.
 
 Weights are sized with vLLM's reader (``engines.vllm.weight_layout``/``vllm_weight_bytes``):
 SGLang loads the same checkpoint formats into the same per-tensor widths (its
