@@ -445,6 +445,10 @@ def test_three_engines_side_by_side_on_one_chart_and_table():
     assert kv["llama.cpp (Q4_K_M) (GiB)"] == "1.00"  # 8,192 cells x 32 layers x 8 heads x 128 x 2 x 2 bytes
     assert metrics(at)["KV cache, vLLM"] == f"{v.kv_bytes / 2**30:,.2f} GiB"
     assert metrics(at)["KV cache, SGLang"] == f"{g.kv_bytes / 2**30:,.2f} GiB"
+    rest = (g.total_bytes - g.weights_bytes - g.kv_bytes) / 2**30
+    shown = " ".join(m.value.replace("\\", "") for m in at.markdown)  # Markdown escapes removed
+    assert f"SGLang 0.5.23: weights {g.weights_bytes / 2**30:,.2f} GiB" in shown
+    assert f"{rest:,.2f} GiB of the {g.total_bytes / 2**30:,.2f} GiB" in shown
 
 
 def test_the_command_that_fits_is_a_copyable_block_per_engine():

@@ -191,6 +191,9 @@ def render_compare(page: Any, state: Any, layout: Any) -> None:
                 row |= {"delta": tokens, "delta_color": "off", "delta_arrow": "off"}
             rows.append(row)
         metric_row(st, rows)
+        st.markdown(
+            "**Where each puts the memory:** " + "; ".join(plain(line, 300) for line in out["why"]) + "."
+        )
         for line in out["refused"]:
             st.warning(plain(line, 600))
     view.show(out["chart"], key="chart-fit-compare", container=layout.main)

@@ -813,6 +813,13 @@ def _sglang_outcome(values: dict[str, Any], spec: ModelSpec, config: dict) -> di
         else f"SGLang refuses to start on {gpu.name}"
     )
     notes = list(s.notes)
+    if ledger.tight:
+        low, high = ledger.used_range
+        notes.insert(
+            0,
+            f"Tight: with the measured terms' ranges the start-up takes {_gib(low)}–{_gib(high)}, which"
+            f" straddles the {_gib(ledger.total_bytes)} the device reports.",
+        )
     if values["fit_wfmt"] not in ("bf16", "fp16") and not config.get("quantization_config"):
         notes.append(
             f"SGLang loads the checkpoint as its config.json stores it ({s.weights_label}): the Weights"
@@ -999,9 +1006,21 @@ def side_by_side(key: tuple[tuple[str, Any], ...], config_text: str = "") -> dic
             capacity_label=f"reports {_gib(total)}",
         )
     )
+    why = []
+    for name, ledger in rows:
+        weights = ledger.get("weights")
+        kv_term = ledger.get("kv_cache")
+        w = weights.bytes if weights else 0.0
+        k = kv_term.bytes if kv_term else 0.0
+        rest = ledger.total_bytes - w - k
+        why.append(
+            f"{name}: weights {_gib(w)}, KV cache {_gib(k)}, and {_gib(rest)} of the"
+            f" {_gib(ledger.total_bytes)} kept for everything else or left free"
+        )
     return {
         "error": "",
         "chart": chart,
+        "why": why,
         "table": arrow(ledger_rows(rows)),
         "refused": refused,
         "kv": kv,
