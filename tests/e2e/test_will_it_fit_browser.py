@@ -75,3 +75,25 @@ def test_the_engine_views_have_no_serious_accessibility_violation(app_url, brows
     finally:
         context.close()
     assert not found, found
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_engine_charts_text_and_marks_contrast_in_both_themes(app_url, browser, scheme):
+    """The side-by-side ledger bars (SGLang's reserve and page-alignment terms included) and the
+    llama.cpp bar: text 4.5:1 and marks 3:1 against the page, as every chart (WCAG 1.4.3, 1.4.11)."""
+    from tests.e2e.conftest import settle
+    from tests.e2e.test_accessibility_browser import CHART_COLOURS
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    low, charts = [], 0
+    try:
+        for address in ENGINE_VIEWS[:2]:
+            page.goto(f"{app_url}/{address}", wait_until="domcontentloaded")
+            settle(page)
+            charts += page.locator(".js-plotly-plot").count()
+            result = page.evaluate(CHART_COLOURS)
+            low += [(address, *row) for row in result["text"] + result["marks"]]
+    finally:
+        context.close()
+    assert charts >= 2 and not low, low
