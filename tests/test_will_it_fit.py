@@ -554,3 +554,20 @@ def test_a_pasted_ollama_log_of_another_model_is_said_to_be_one_and_its_figures_
     assert "The log's model has 81 layers" in warning and "the page's has 33" in warning
     figures = next(d.value for d in at.dataframe if list(d.value.columns) == ["Figure", "GiB"])
     assert "127.40" in set(figures["GiB"])  # Ollama's memory.required.full="127.4 GiB", in GiB
+
+
+@pytest.mark.parametrize(
+    ("preset", "metric"),
+    [
+        ("engines-llama31-8b-h100-32k", "KV cache, llama.cpp"),
+        ("llamacpp-llama31-70b-4090", "Layers on the GPU"),
+        ("llamacpp-qwen3-32b-4090-q8kv", "Layers on the GPU"),
+        ("ollama-llama3-8b-4090", "Layers on the GPU"),
+        ("sglang-qwen3-32b", "max_total_num_tokens"),
+    ],
+)
+def test_the_engine_presets_open_with_their_engines_verdict(preset, metric):
+    at = open_page(preset=preset)
+    assert not at.exception, preset
+    assert metric in metrics(at)
+    assert any(c.value.startswith("llama-server") for c in at.code)  # the command that fits
