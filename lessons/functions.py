@@ -1234,6 +1234,106 @@ def cheapest_design(
     return -1.0
 
 
+# ------------------------------------------ llama.cpp and SGLang start-ups (lessons 10 and 12)
+
+
+@functools.cache
+def _llamacpp(model: str, context: int, kv_type: str, quant: str, gpu: str):
+    from simulators import engines
+
+    return engines.llamacpp_startup(
+        get_model_preset(model).config,
+        gpu,
+        quant=quant,
+        n_ctx=_within_context(model, context),
+        cache_type_k=kv_type,
+        cache_type_v=kv_type,
+    )
+
+
+def llamacpp_kv_mib(
+    model: str, context: int, kv_type: str = "f16", quant: str = "Q4_K_M", gpu: str = "rtx-4090"
+) -> float:
+    """The KV cache llama.cpp allocates for ``-c context`` with ``-ctk``/``-ctv`` = ``kv_type``, all
+    layers on whichever device holds them, MiB (2²⁰ bytes) as it prints it (``engines.llamacpp_startup``)."""
+    return _llamacpp(model, int(context), kv_type, quant, gpu).kv_bytes / 2**20
+
+
+def llamacpp_cells(model: str, context: int) -> float:
+    """The cells llama.cpp's KV cache holds for ``-c context``: the context rounded up as it pads it."""
+    return float(_llamacpp(model, int(context), "f16", "Q4_K_M", "rtx-4090").kv_cells)
+
+
+def llamacpp_gpu_layers(
+    model: str, context: int, kv_type: str = "f16", quant: str = "Q4_K_M", gpu: str = "rtx-4090"
+) -> float:
+    """Layers llama.cpp puts on ``gpu`` with the default ``-ngl -1`` (its ``--fit``), the output layer
+    counting as one, as in "offloaded N/M layers to GPU"."""
+    return float(_llamacpp(model, int(context), kv_type, quant, gpu).offloaded_layers)
+
+
+def llamacpp_layers(model: str) -> float:
+    """The M of llama.cpp's "offloaded N/M layers": the repeating layers plus the output layer."""
+    return float(_llamacpp(model, 512, "f16", "Q4_K_M", "rtx-4090").hparams.n_layer + 1)
+
+
+def llamacpp_layer_mib(model: str, quant: str = "Q4_K_M") -> float:
+    """The weights of one repeating layer of ``model``'s ``quant`` GGUF file, averaged over its
+    layers (each tensor in the type the preset gives it), MiB."""
+    startup = _llamacpp(model, 512, "f16", quant, "rtx-4090")
+    layer_bytes = sum(t.nbytes for t in startup.tensors if t.layer >= 0)
+    return layer_bytes / startup.hparams.n_layer / 2**20
+
+
+def llamacpp_compute_mib(
+    model: str, context: int, kv_type: str = "f16", quant: str = "Q4_K_M", gpu: str = "rtx-4090"
+) -> float:
+    """The compute buffer llama.cpp reserves on the GPU (the engine's estimate), MiB."""
+    return _llamacpp(model, int(context), kv_type, quant, gpu).compute_bytes / 2**20
+
+
+def llamacpp_total_gib(gpu: str) -> float:
+    """The memory ``gpu`` reports to CUDA, the total llama.cpp fits against, GiB (a sourced reading)."""
+    from simulators import engines
+
+    total = engines.reported_memory_bytes(_gpu(gpu))
+    if not total:
+        raise ValueError(f"no sourced reading of the memory {gpu!r} reports")
+    return total / 2**30
+
+
+def kv_type_bytes(kv_type: str) -> float:
+    """Bytes per cached value in a llama.cpp KV type (f16: 2; q8_0: 34 bytes per block of 32)."""
+    from simulators.engines.llamacpp import gguf_types
+
+    t = gguf_types()[kv_type]
+    return t.block_bytes / t.block_elements
+
+
+@functools.cache
+def _sglang(model: str, gpu: str):
+    from simulators import engines
+
+    return engines.sglang_startup(get_model_preset(model).config, gpu)
+
+
+def sglang_term_gib(model: str, term: str, gpu: str = "h100-sxm") -> float:
+    """One term of SGLang 0.5.23's start-up for ``model`` on one ``gpu`` with its defaults, GiB:
+    "total" (reported), "baseline" (free before the weights), "weights", "slack" (kept for
+    activations and CUDA graphs) or "kv" (the token pool as allocated)."""
+    if term not in ("total", "baseline", "weights", "slack", "kv"):
+        raise ValueError(f"term {term!r}: choose total, baseline, weights, slack or kv")
+    startup = _sglang(model, gpu)
+    if startup.verdict != "fits":
+        raise ValueError(f"SGLang refuses {model} on {gpu}: {startup.message}")
+    return getattr(startup, f"{term}_bytes") / 2**30
+
+
+def sglang_fraction(model: str, gpu: str = "h100-sxm") -> float:
+    """SGLang 0.5.23's default ``--mem-fraction-static`` for ``model`` on ``gpu``."""
+    return float(_sglang(model, gpu).mem_fraction_static)
+
+
 FUNCTIONS: dict[str, Callable[..., float]] = {
     name: value
     for name, value in list(globals().items())

@@ -3,6 +3,7 @@ malformed files fail with the file, the step and the field."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -431,8 +432,9 @@ def test_every_prompt_states_the_kv_cache_size_its_model_needs():
     """Review 2026-11-28 R2 (and issue 34, build 1): a numeric question whose explanation counts a
     model's KV cache states that model's size in its prompt, for every variant: the KV bytes per
     token, the layers and KV heads to compute it from, or the cache's size in GB at the context
-    asked (Llama 2 13B's 819,200 bytes per token were in no prompt that needed them)."""
-    from lessons.functions import kv_bytes_per_token, kv_cache_gb, max_context
+    asked (Llama 2 13B's 819,200 bytes per token were in no prompt that needed them), or, for a
+    llama.cpp start-up (inputs ``kv``, ``quant``, ``gpu``), the cache it allocates in MiB."""
+    from lessons.functions import kv_bytes_per_token, kv_cache_gb, llamacpp_kv_mib, max_context
 
     missing = []
     for lesson, question in _questions(numeric=True):
@@ -443,6 +445,9 @@ def test_every_prompt_states_the_kv_cache_size_its_model_needs():
         prompt = question.prompt
         stated = f"{kv_bytes_per_token(model):,.0f}" in prompt or "KV heads" in prompt
         stated = stated or f"{kv_bytes_per_token(model) / 1024:.0f} KiB" in prompt
+        if {"kv", "quant", "gpu", "context"} <= given.keys():
+            mib = llamacpp_kv_mib(model, given["context"], given["kv"], given["quant"], given["gpu"])
+            stated = stated or f"{mib:,.0f} MiB" in prompt
         contexts = {given.get("context"), given.get("ctx"), 2048, 4096, 8192, 16384, 32768} - {None}
         for context in contexts:
             if int(context) <= (max_context(model) or context):
@@ -451,3 +456,104 @@ def test_every_prompt_states_the_kv_cache_size_its_model_needs():
         if not stated:
             missing.append(f"{lesson.id}/{question.id} {question.variant_key}")
     assert not missing, "\n".join(missing)
+
+
+def _lesson(number: int):
+    return next(lesson for lesson in load_lessons() if lesson.number == number)
+
+
+def _step_of(lesson, question_id: str):
+    return next(step for step in lesson.steps if any(q.id == question_id for q in step.questions))
+
+
+def _number(pattern: str, text: str) -> float:
+    found = re.search(pattern, text)
+    assert found, (pattern, text)
+    return float(found.group(1).replace(",", ""))
+
+
+def test_the_llama_cpp_kv_cache_can_be_worked_out_from_the_prompt_and_the_step():
+    """Issue 31, item 8: the prompt gives the shape and -c, the step the padding and each KV type's
+    bytes; those alone, as printed, give every variant's right answer."""
+    lesson = _lesson(10)
+    step = _step_of(lesson, "llamacpp-kv-mib")
+    assert "multiple of 256" in step.body
+    per_value = {"f16": 2.0, "q8_0": 34 / 32}
+    assert "f16: 2 bytes a value" in step.body and "q8_0: 34 bytes per 32" in step.body
+    base = next(q for q in step.questions if q.id == "llamacpp-kv-mib")
+    for question in (base, *base.variants()):
+        prompt = question.prompt
+        layers = _number(r"\((\d+) layers", prompt)
+        kv_heads = _number(r"(\d+) KV heads", prompt)
+        head_dim = _number(r"KV heads of (\d+)", prompt)
+        context = _number(r"-c (\d+)", prompt)
+        kv = re.search(r"KV cache in (\w+)", prompt).group(1)
+        cells = -(-context // 256) * 256
+        mib = 2 * layers * kv_heads * head_dim * per_value[kv] * cells / 2**20
+        assert grade(question, mib), (question.variant_key, mib, question.answer)
+        unpadded = 2 * layers * kv_heads * head_dim * per_value[kv] * context / 2**20
+        if cells / context > 1.02:  # where padding moves it past the tolerance, it must be taught
+            assert not grade(question, unpadded), question.variant_key
+
+
+def test_the_llama_cpp_offload_can_be_worked_out_from_the_prompt():
+    """The figures the prompt prints (the device's total, the KV cache, the average layer, the
+    compute buffer) and the step's 1 GiB margin give the layer count llama.cpp prints; forgetting the
+    margin or the KV cache is marked wrong."""
+    lesson = _lesson(10)
+    step = _step_of(lesson, "llamacpp-gpu-layers")
+    assert "1 GiB free" in step.body
+    base = next(q for q in step.questions if q.id == "llamacpp-gpu-layers")
+    for question in (base, *base.variants()):
+        prompt = question.prompt
+        total = _number(r"reports ([\d.]+) GiB", prompt) * 1024
+        kv = _number(r"of ([\d,]+) MiB over", prompt)
+        layers = _number(r"over its (\d+)", prompt)
+        weights = _number(r"take (\d+) MiB", prompt)
+        compute = _number(r"compute buffer (\d+) MiB", prompt)
+        fits = (total - 1024 - compute) / (weights + kv / layers)
+        assert grade(question, math.floor(fits)), (question.variant_key, fits, question.answer)
+        no_margin = (total - compute) / (weights + kv / layers)
+        no_cache = (total - 1024 - compute) / weights
+        assert not grade(question, math.floor(no_margin)), question.variant_key
+        assert not grade(question, math.floor(no_cache)), question.variant_key
+        assert question.answer < layers + 1, "every variant offloads: the division decides it"
+
+
+def test_the_engines_question_compares_like_with_like():
+    """Lesson 12's engines-differ says both engines load the same weights and keep the same bytes a
+    token on the same reported total: the difference is only in how each sizes its pool."""
+    from lessons import functions as f
+    from simulators.engines import sglang_startup
+    from simulators.presets import get_model_preset
+
+    base = next(q for q in _lesson(12).questions if q.id == "engines-differ")
+    pools = []
+    for question in (base, *base.variants()):
+        model, gpu = dict(question.inputs)["model"], dict(question.inputs)["gpu"]
+        assert f.sglang_term_gib(model, "total", gpu) == f.vllm_term_gib(model, "total", 0.9, 8192, gpu)
+        assert f.sglang_term_gib(model, "weights", gpu) == f.vllm_term_gib(model, "weights", 0.9, 8192, gpu)
+        cell = sglang_startup(get_model_preset(model).config, gpu).cell.bytes_per_token
+        assert cell == f.kv_bytes_per_token(model)
+        pools.append(f.sglang_term_gib(model, "kv", gpu) > f.vllm_term_gib(model, "kv", 0.9, 8192, gpu))
+    assert set(pools) == {True, False}, "the variants should show either engine holding more"
+
+
+def test_lesson_10_worked_example_is_not_lesson_3s_step():
+    """Review 2026-11-28 R18: lesson 10's worked example gave lesson 3's 9.61 ms again. Now it runs on
+    its own preset, which no other lesson shows, and its step time is not lesson 3's."""
+    from lessons.functions import decode_memory_ms
+
+    ten = _lesson(10)
+    worked = next(step for step in ten.steps if step.title.startswith("Worked problem"))
+    assert worked.view is not None
+    elsewhere = {
+        step.view.preset
+        for lesson in load_lessons()
+        for step in lesson.steps
+        if step.view is not None and step is not worked
+    }
+    assert worked.view.preset not in elsewhere
+    three = f"{decode_memory_ms('llama-3-8b', 'h100-sxm', 64, 2048):.2f} ms"
+    assert three in next(s.body for s in _lesson(3).steps if s.title.startswith("Worked problem"))
+    assert three not in worked.body

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
+from simulators.engines.device import reported_memory_bytes
+from simulators.hardware import get_accelerator
 from tests.answers.common import (
     _decode,
     _gpu,
@@ -18,6 +21,60 @@ def _stream_bytes(model: str, fmt: str, context: int) -> float:
     the BF16 KV cache of ``context`` tokens."""
     spec = _spec(model)
     return llm_speed.weight_bytes_read_per_step(spec, 1, fmt) + llm_memory.kv_cache_bytes(spec, context, 1)
+
+
+# llama.cpp's rules, written out from its source (llama.cpp ec98e2002) rather than through
+# simulators/engines/llamacpp.py or lessons/functions.py:
+# - bytes per value of a KV type and per weight of a tensor type, from ggml-common.h's blocks:
+#   f16 2; q8_0 34 bytes per 32; q4_K 144, q5_K 176, q6_K 210 bytes per 256;
+# - src/llama-context.cpp: n_ctx padded up to a multiple of 256 (GGML_PAD(n_ctx, 256));
+# - src/llama-kv-cache.cpp: one K and one V tensor per layer, KV heads × head_dim values a cell;
+# - src/llama-quant.cpp (Q4_K_M): attn_v and ffn_down in q6_K on the "more bits" layers
+#   (i < n/8, i >= 7n/8, or (i - n/8) % 3 == 2), else q4_K (attn_v q5_K on Llama 70B); the
+#   other matrices q4_K; norms f32. Q8_0: every matrix q8_0;
+# - the compute buffer: the reserve graph's output step for a 512-token micro-batch, logits
+#   over the vocabulary plus the normed hidden state, f32 (the largest step for these models);
+# - common/common.h: --fit keeps 1 GiB free on the GPU.
+_BYTES_PER_VALUE = {"f16": 2.0, "q8_0": 34 / 32, "q4_K": 144 / 256, "q5_K": 176 / 256, "q6_K": 210 / 256}
+
+
+def _llamacpp_kv_bytes(model: str, context: int, kv: str) -> float:
+    spec = _spec(model)
+    cells = math.ceil(context / 256) * 256
+    return 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * _BYTES_PER_VALUE[kv] * cells
+
+
+def _more_bits(i: int, n: int) -> bool:
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def _gguf_layer_bytes(model: str, quant: str) -> float:
+    """One repeating layer's weights in the GGUF file, averaged over the layers."""
+    spec = _spec(model)
+    n, e, ff = spec.num_layers, spec.hidden_size, spec.intermediate_size
+    q = spec.num_heads * spec.head_dim
+    kv = spec.num_kv_heads * spec.head_dim
+    is_70b = n == 80 and spec.num_heads != spec.num_kv_heads
+    total = 0.0
+    for i in range(n):
+        if quant == "Q8_0":
+            v_type = down_type = other = "q8_0"
+        else:
+            other = "q4_K"
+            v_type = "q6_K" if _more_bits(i, n) else ("q5_K" if is_70b else "q4_K")
+            down_type = "q6_K" if _more_bits(i, n) else "q4_K"
+        total += (e * q + e * kv + q * e + 2 * e * ff) * _BYTES_PER_VALUE[other]
+        total += e * kv * _BYTES_PER_VALUE[v_type] + ff * e * _BYTES_PER_VALUE[down_type]
+        total += 2 * e * 4 + (2 * spec.head_dim * 4 if spec.qk_norm else 0)
+    return total / n
+
+
+def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str) -> float:
+    spec = _spec(model)
+    room = reported_memory_bytes(get_accelerator(gpu)) - 2**30
+    room -= (spec.vocab_size + spec.hidden_size) * 512 * 4
+    per_layer = _gguf_layer_bytes(model, quant) + _llamacpp_kv_bytes(model, context, kv) / spec.num_layers
+    return float(min(math.floor(room / per_layer), spec.num_layers + 1))
 
 
 ANSWERS: dict[str, Callable[..., float]] = {
@@ -42,6 +99,12 @@ ANSWERS: dict[str, Callable[..., float]] = {
     "choosing-hardware/tpu-decode": lambda model, chips: (
         chips * _gpu("tpu-v5e").memory_bandwidth_bytes_per_s / _stream_bytes(model, "bf16", 4096)
     ),
+    # llama.cpp allocates 2 × layers × KV heads × head_dim × bytes a value × n_ctx padded to 256.
+    "choosing-hardware/llamacpp-kv-mib": lambda model, context, kv: (
+        _llamacpp_kv_bytes(model, context, kv) / 2**20
+    ),
+    # -ngl -1 with --fit: as many layers as leave 1 GiB free after the compute buffer.
+    "choosing-hardware/llamacpp-gpu-layers": _llamacpp_gpu_layers,
     "choosing-hardware/gpu-hours-per-million": lambda model, gpu, batch: (
         1e6 / (_decode(_spec(model), _gpu(gpu), batch=batch, context_tokens=4096).tokens_per_s * 3600)
     ),
