@@ -120,7 +120,6 @@ GGUF_QUANTS = (
 )
 LLAMACPP_KV = {"f16": "f16", "q8_0": "q8_0", "q4_0": "q4_0"}
 VLLM_VERSIONS = {"0.19": "0.19–0.20", "0.21+": "0.21 and later"}
-MAX_NUM_SEQS = {0: "vLLM's default"} | {n: f"{n:,}" for n in (16, 64, 128, 256, 512, 1024, 2048)}
 
 
 def _models() -> dict[str, str]:
@@ -379,13 +378,16 @@ def page_params() -> dict[str, ParamSet]:
                     title="--enforce-eager (no CUDA graphs)",
                     help="vLLM runs without capturing CUDA graphs: no graph memory, slower decode steps.",
                 ),
-                _choice(
+                Param(
                     "fit_seqs",
-                    MAX_NUM_SEQS,
+                    "int",
                     0,
-                    title="max_num_seqs",
-                    help="Requests vLLM schedules at once. Its profile run warms the sampler up on this "
-                    "many, so it sets the activation peak ([profile run](glossary?term=profile-run)).",
+                    lo=0,
+                    hi=65_536,
+                    title="max_num_seqs (0 = vLLM's default)",
+                    help="Requests vLLM schedules at once: any whole number, as a log prints it. Its profile"
+                    " run warms the sampler up on this many, so it sets the activation peak"
+                    " ([profile run](glossary?term=profile-run)).",
                 ),
                 Param(
                     "fit_util",

@@ -571,3 +571,14 @@ def test_the_engine_presets_open_with_their_engines_verdict(preset, metric):
     assert not at.exception, preset
     assert metric in metrics(at)
     assert any(c.value.startswith("llama-server") for c in at.code)  # the command that fits
+
+
+def test_a_logs_max_num_seqs_of_any_size_can_be_taken():
+    """A 0.16 log of MiniMax M2.5 on 4 GPUs ran max_num_seqs 32: the control takes any whole number."""
+    at = open_page(fit_engine="vllm", fit_model="llama-3.1-8b")
+    at.text_area(key="fit_vllm_log").input(_vllm_log("triton-example-minimax-m2-5-tp4-131072")).run()
+    assert not at.exception
+    at.button(key="fit_use_log").click().run()
+    assert not at.exception
+    assert at.number_input(key="fit_seqs").value == 32 and at.number_input(key="fit_gpus").value == 4
+    assert at.number_input(key="fit_ctx").value == 131072

@@ -90,7 +90,18 @@ def render_any_log(page: Any, state: Any) -> None:
             "The log ran with other settings than the page, so a term may differ for that reason first:\n\n"
             + "\n".join(f"- {plain(m, 300)}" for m in result["mismatches"])
         )
-    settings = {k: v for k, v in result["settings"].items() if values.get(k) != v}
+    settings, unsettable = {}, []
+    for key, value in result["settings"].items():
+        if values.get(key) == value:
+            continue
+        try:
+            state.params[key].coerce(value)
+        except ValueError:  # a value the control does not offer (max_num_seqs off its list)
+            unsettable.append(f"{view.SETTING_NAMES.get(key, key)} {view._settings_words(key, value)}")
+            continue
+        settings[key] = value
+    if unsettable:
+        st.caption(f"The page's controls cannot take: {plain(', '.join(unsettable), 300)}.")
     if settings:
         st.button(
             "Use this log's settings",
