@@ -175,7 +175,7 @@ def render_engine(page: Any, state: Any, layout: Any) -> None:
             f"**What {name} prints** (its memory lines, as it words them, with the predicted figures)"
         )
         st.code("\n".join(out["lines"]), language=None, wrap_lines=True)
-    notice_box(page.section("engines_notice"), layout.notice)
+    notice_box(page.notice("sglang" if values["fit_engine"] == "sglang" else "llamacpp"), layout.notice)
     with layout.more:
         st.header(f"{name}'s ledger, term by term", divider="gray")
         st.markdown(term_markdown(page.section("sglang" if values["fit_engine"] == "sglang" else "llamacpp")))
@@ -208,7 +208,7 @@ def render_compare(page: Any, state: Any, layout: Any) -> None:
         for line in out["refused"]:
             st.warning(plain(line, 600))
     view.show(out["chart"], key="chart-fit-compare", container=layout.main)
-    notice_box(page.section("compare_notice"), layout.notice)
+    notice_box(page.notice("compare"), layout.notice)
     with layout.more:
         st.header("Three engines, term by term", divider="gray")
         st.markdown(term_markdown(page.section("compare")))
