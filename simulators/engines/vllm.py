@@ -1363,11 +1363,21 @@ def vllm_startup(
     if not spec.uses_mla and (kv_heads % tp if kv_heads >= tp else tp % kv_heads):
         return refused(f"{kv_heads} KV heads cannot be split or replicated evenly over {tp} GPUs.")
     if weights > requested:
+        # vLLM loads the weights without looking at the request; only the device's own memory
+        # stops the load. Past that, the profile run has nothing left (v1/worker/gpu_worker.py:
+        # available KV = requested − non-KV memory; v1/core/kv_cache_utils.py:
+        # _check_enough_kv_cache_memory raises "No available memory for the cache blocks").
+        if weights >= total:
+            how = "loading fails with CUDA out of memory"
+        else:
+            how = (
+                f"they load (the device has {format_gib(total)} GiB), then the profile run fails with"
+                " CUDA out of memory, or vLLM stops with 'No available memory for the cache blocks'"
+            )
         return refused(
             f"The weights take {format_gib(weights)} GiB per GPU, more than the"
             f" {format_gib(requested)} GiB requested ({gpu_memory_utilization} × {format_gib(total)} GiB):"
-            " loading fails with CUDA out of memory. Use more GPUs (tensor parallelism) or a"
-            " smaller format."
+            f" {how}. Use more GPUs (tensor parallelism) or a smaller format."
         )
     specs, block_size, spec_notes = kv_layer_specs(
         spec, config, tp=tp, kv_bytes=kv_bytes_per_value, dtype_bytes=layout.dtype_bytes
@@ -1593,6 +1603,9 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("version", r"vLLM API server version ([0-9][0-9A-Za-z.+-]*)", "text"),
     # -- fallbacks: read only where no line above gave the term --
     ("version", r"█\s+version ([0-9]+\.[0-9]+\.[0-9][0-9A-Za-z.+-]*)", "text"),  # the start-up banner
+    # PyTorch's CUDA out-of-memory message names the device's total (torch's total_memory), the
+    # reading simulators/data/reported_memory.csv takes from such messages
+    ("total_bytes", r"GPU [0-9]+ has a total capacity of " + _NUM + r" GiB", "gib"),
     # V0 (0.6-0.9): "the current vLLM instance can use total_gpu_memory (23.58GiB) x
     # gpu_memory_utilization (0.99) = 23.35GiB", and 0.6.x's "Memory profiling results:
     # total_gpu_memory=… non_torch_memory=… kv_cache_size=… gpu_memory_utilization=…"
@@ -1654,14 +1667,15 @@ LOG_TERMS = (
 )
 
 
-def parse_vllm_log(text: str) -> dict[str, Any]:
+def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
     """The start-up terms found in a real vLLM log, keyed and in units as ``VllmStartup``'s fields.
 
     Reads the lines of vLLM 0.6-0.19 however each version words them (DEBUG lines included),
     from any worker: a term printed by several ranks takes the first rank's value (they match
     unless the GPUs differ). Sizes come back in bytes (GiB = 2^30 as vLLM prints them),
     ``kv_tokens`` and ``max_model_len`` as integers. Raises ``LogError`` when the text has none
-    of the lines that size the KV cache: a guess is never returned.
+    of the lines that size the KV cache: a guess is never returned. ``require_kv=False`` reads a
+    start-up that failed before it sized its cache (weights, total, settings, version).
     """
     if not isinstance(text, str):
         raise LogError("the log must be text")
@@ -1698,7 +1712,7 @@ def parse_vllm_log(text: str) -> dict[str, Any]:
                     found[key] = float(raw) * _UNIT[unit]
             except (ValueError, KeyError):
                 continue
-    if not any(k in found for k in ("kv_bytes", "kv_tokens", "num_gpu_blocks")):
+    if require_kv and not any(k in found for k in ("kv_bytes", "kv_tokens", "num_gpu_blocks")):
         raise LogError(
             "No KV-cache line found: a vLLM start-up log prints 'Available KV cache memory' and"
             " 'GPU KV cache size'. Paste the lines from the engine's start-up (DEBUG lines help)."
