@@ -30,6 +30,9 @@ def _values(param: Param) -> st.SearchStrategy:
         return st.booleans()
     if param.kind == "int":
         return st.integers(int(param.lo), int(param.hi))
+    if param.kind == "text":  # Will it fit?'s Hub id and pasted config: any text its pattern allows
+        text = st.from_regex(param.pattern, fullmatch=True) if param.pattern else st.text()
+        return text.filter(lambda t: len(t) <= (param.hi or 200))
     steps = round((param.hi - param.lo) / param.step)
     return st.integers(0, steps).map(lambda i: param.coerce(param.lo + i * param.step))
 
