@@ -630,6 +630,31 @@ def test_sparse_attention_indexer_keeps_its_own_cache(preset):
     assert pool.tokens == int(40 * GiB // (p.spec.num_layers * (1152 + 132) * 64)) * 64
 
 
+def test_mla_keeps_its_down_projections_and_indexer_whole_on_every_rank():
+    """vLLM 0.19 models/deepseek_v2.py: ``fused_qkv_a_proj`` (disable_tp=True) and the lightning
+    indexer's ``wq_b``/``wk``/``weights_proj`` (ReplicatedLinear) are whole on every rank;
+    layers/attention/mla_attention.py keeps a 16-bit copy of a quantized ``kv_b_proj``."""
+    v = engines.vllm
+    p = _preset("deepseek-v3.2")  # an FP8 (128x128 block) checkpoint
+    layout = v.weight_layout(p.config)
+    s = p.spec
+    one, eight = (v._mla_extra_bytes(s, layout, tp, p.config) for tp in (1, 8))
+    down = s.num_layers * s.hidden_size * (s.q_lora_rank + s.kv_lora_rank + s.qk_rope_head_dim)
+    down *= layout.bits / 8  # one byte a weight and the block scales
+    assert one["mla_down_projections"] == 0 and eight["mla_down_projections"] == pytest.approx(down * 7 / 8)
+    assert one["sparse_indexer"] == eight["sparse_indexer"] > 0  # not split at all
+    heads = s.num_heads / 8
+    copy = s.num_layers * s.kv_lora_rank * heads * (s.qk_nope_head_dim + s.v_head_dim) * 2
+    assert eight["mla_kv_b_16bit_copy"] == pytest.approx(copy)
+    bf16 = _preset("glm-5.1")  # a 16-bit checkpoint: kv_b_proj is viewed in place, no copy
+    assert "mla_kv_b_16bit_copy" not in v._mla_extra_bytes(
+        bf16.spec, v.weight_layout(bf16.config), 8, bf16.config
+    )
+    w8 = v.vllm_weight_bytes(s, layout, 8, p.config)["attention"]
+    w1 = v.vllm_weight_bytes(s, layout, 1, p.config)["attention"]
+    assert w8 > w1 / 8 + eight["mla_down_projections"]
+
+
 @pytest.mark.parametrize(
     ("gpu", "tp", "fabric", "expected"),
     [

@@ -321,18 +321,52 @@ def vllm_weight_bytes(
         shard = spec.num_kv_heads / tp
         width = bits / 8 if layout.quantized == "linear" else b
         replicated_kv = spec.num_layers * per_head * (kept - shard) * width
+    mla = _mla_extra_bytes(spec, layout, tp, config or {}) if spec.uses_mla else {}
     rotary = rotary_table_bytes(spec, config or {}, b)
     vision_matrices, vision_other = vision_tower_params(config or {})
     return {
         "vision_tower": (vision_matrices / tp + vision_other) * b,
         "embeddings": embeddings,
         "lm_head": lm_head,
-        "attention": attention + replicated_kv,
+        "attention": attention + replicated_kv + sum(mla.values()),
         "mlp": mlp,
         "experts": experts,
         "routers_norms_other": (p.routers + p.norms + p.other) * b,
         "rotary_table": rotary,
     }
+
+
+def _mla_extra_bytes(
+    spec: ModelSpec, layout: WeightLayout, tp: int, config: Mapping[str, Any]
+) -> dict[str, float]:
+    """What vLLM 0.19 keeps on every rank of an MLA model beyond an even split of its attention.
+
+    ``models/deepseek_v2.py``: the query and latent down-projections (``fused_qkv_a_proj``, a
+    ``MergedColumnParallelLinear`` with ``disable_tp=True``, or ``kv_a_proj_with_mqa``, a
+    ``ReplicatedLinear``, without a query LoRA) are whole on every rank; the sparse-attention
+    lightning indexer of DeepSeek V3.2 / GLM-5.1 (``Indexer``: ``wq_b`` and ``wk`` in the
+    checkpoint's format, ``weights_proj`` unquantized, a ``LayerNorm`` ``k_norm``) is built on
+    every rank too, and is not in the model's own parameter count. ``layers/attention/
+    mla_attention.py: process_weights_after_loading`` keeps a 16-bit copy of a quantized
+    ``kv_b_proj`` (``W_UV``, ``W_UK_T``, "we just store fp16/bf16 copies"); an unquantized one
+    is viewed in place.
+    """
+    b = layout.dtype_bytes
+    width = layout.bits / 8 if layout.quantized == "linear" else b
+    h, layers = spec.hidden_size, spec.num_layers
+    down = h * ((spec.q_lora_rank or 0) + spec.kv_lora_rank + spec.qk_rope_head_dim)
+    out = {"mla_down_projections": layers * down * (1 - 1 / tp) * width}
+    text = _text_config(config)
+    n, d = int(text.get("index_n_heads") or 0), int(text.get("index_head_dim") or 0)
+    if n and d and text.get("index_topk"):
+        q_in = spec.q_lora_rank or h
+        out["sparse_indexer"] = layers * ((q_in * n * d + h * d) * width + (h * n + 2 * d) * b)
+    if layout.quantized == "linear":
+        heads = spec.num_heads / tp
+        out["mla_kv_b_16bit_copy"] = (
+            layers * spec.kv_lora_rank * heads * (spec.qk_nope_head_dim + spec.v_head_dim) * b
+        )
+    return out
 
 
 def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: int) -> float:
