@@ -148,7 +148,13 @@ class Tab:
         while not self._closed:
             await asyncio.sleep(interval_s)
             try:
-                await self.run("poll", fragment_id=fragment_id)
+                await self.run("poll", fragment_id=fragment_id, timeout_s=10)
+            except TimeoutError:
+                # No answer: the fragment is no longer on the page (the lecturer's view polls in a
+                # faster fragment while a round is open). A browser stops polling a fragment that
+                # is gone; the page's next auto_rerun message starts it again.
+                self._pollers.pop(fragment_id, None)
+                return
             except Exception as exc:  # counted; the browser would poll again
                 self.errors.append(f"poll: {type(exc).__name__}")
 
@@ -208,6 +214,7 @@ async def vote(tab: Tab, choice: int) -> str | None:
         "question": spec["question"],
         "variant": spec["variant"],
         "round": spec["round"],
+        "asking": spec.get("asking"),
         "answer": str(choice % len(spec["options"])),
         "confidence": None,
     }

@@ -612,8 +612,8 @@ class Store:
         A round closed by its countdown still takes a vote pressed before it ended
         (``pressed_at``, on this server's clock) that arrives late, e.g. after a database
         outage: only while the room shows that round's results, within ``LATE_GRACE_S`` of the
-        end, and only from a phone this server saw in the room since the round's last change
-        (its presence no older than that, less ``PRESENCE_S``), pressed no earlier than then."""
+        end, and only from a phone this server last saw in the room between the round's last
+        change (less ``PRESENCE_S``) and its end, pressed no earlier than that change."""
         from classroom import course
 
         voter = _clean_id(voter, "voter id")
@@ -703,7 +703,9 @@ class Store:
             seen = conn.execute(
                 sa.select(presence.c.seen).where(presence.c.code == room.code, presence.c.voter == voter)
             ).scalar()
-        return seen is not None and since <= float(seen)
+        # Seen in the room during the round and not since it closed: a phone that polled after the
+        # close would have sent its vote then; one that joined after it cannot have pressed in time.
+        return seen is not None and since <= float(seen) <= room.closes_at
 
     def _too_many_new(self, conn: Connection, code: str, voter: str) -> bool:
         """Whether ``voter`` is a new id in the room beyond ``NEW_VOTERS`` this minute (counted)."""

@@ -794,6 +794,8 @@ def test_a_vote_pressed_before_the_countdown_ended_counts_when_it_arrives_after_
     assert deliver(timed, BOB, late).status == LATE
     never_seen = Ballot.from_payload(ballot("press-dan", 65), received_at=now[0])
     assert deliver(timed, DAN, never_seen).status == LATE  # not in the room when it closed
+    timed.seen(room.code, EVE)  # joined after the close, then claims a press before it
+    assert deliver(timed, EVE, Ballot.from_payload(ballot("press-eve", 65), now[0])).status == LATE
     assert deliver(timed, CAT, Ballot("press-cat", room.code, question.id, "", 1, "0")).status == LATE
     now[0] += 700  # past the grace
     assert deliver(timed, CAT, Ballot.from_payload(ballot("press-cat2", 765), now[0])).status == LATE

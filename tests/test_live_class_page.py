@@ -427,3 +427,21 @@ def test_run_local_never_prints_the_stores_password(url, shown):
     assert 'echo "live classes: $(store_words)"' in start and '$GFG_CLASS_DB"' not in start.replace(
         "printf '%s\\n' \"$GFG_CLASS_DB\"", ""
     )
+
+
+def test_phones_show_the_class_spread_after_results_only_when_the_lecturer_chooses():
+    store = classroom.open_store()
+    room = store.create_room("gpu-basics")
+    for voter in ("a", "b", "c"):
+        store.vote(room.code, f"{voter}-0123456789abcdef", 0 if voter == "a" else 1)
+    store.set_phase(room.code, room.host_token, "results")
+    phone = _phone(room.code, "a-0123456789abcdef")
+    assert "How the class voted" not in _texts(phone) and not phone.get("plotly_chart")
+    store.set_show_spread(room.code, room.host_token, True)
+    phone.run()
+    assert "How the class voted" in _texts(phone)
+    chart = phone.get("plotly_chart")[0].proto.spec
+    assert "answer stays hidden" in _texts(phone) + chart and "\\u2713" not in chart  # the answer hidden
+    store.set_phase(room.code, room.host_token, "revealed")
+    phone.run()
+    assert "\\u2713" in phone.get("plotly_chart")[0].proto.spec  # ✓ marks the answer

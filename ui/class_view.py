@@ -59,7 +59,7 @@ from ui.controls import term_markdown
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 2.0
-HOST_POLL_SECONDS = 0.5  # the lecturer's screen while a round is open: a vote shows within ~0.5 s
+HOST_POLL_SECONDS = 0.5  # the lecturer's screen: a vote shows within about 0.5 s
 PRESENCE_EVERY_S = 20.0  # a phone notes it has the room open at most this often
 COUNTDOWNS_S = (30, 60)
 OUTAGE = "The class's database is not answering"
@@ -531,24 +531,15 @@ def host_view(s: Store, room: Room, credential: str) -> None:
     with main, st.container(key="class-host"):
         with st.container(key="class-title"):  # the page's h1 first, for screen readers only
             st.title(f"Live class, room {room.code}", anchor=False)
-        # While a round is open the lecturer's screen polls every HOST_POLL_SECONDS (a vote shows
-        # within about that); otherwise every POLL_SECONDS.
-        (_host_live_fast if room.accepting_votes else _host_live)(s, room.code, credential, shown)
+        _host_live(s, room.code, credential, shown)
     if room.phase == "revealed":
         _step_view(room)
 
 
 def _shape(room: Room) -> tuple[Any, ...]:
     """What, when it changes, redraws the whole lecturer page (not just its poll): the question,
-    its asking, whether the answer is out, whether the class ended, whether a round is open."""
-    return (
-        room.question_id,
-        room.variant,
-        room.position,
-        room.phase == "revealed",
-        room.ended,
-        room.accepting_votes,
-    )
+    its asking, whether the answer is out, whether the class ended."""
+    return (room.question_id, room.variant, room.position, room.phase == "revealed", room.ended)
 
 
 def _qr_alt(code: str, link: str) -> str:
@@ -773,15 +764,11 @@ def _host_poll(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> 
     _lecturer_announcements(room, voted, of)
 
 
-@st.fragment(run_every=POLL_SECONDS)
-@_in_words
-def _host_live(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
-    _host_poll(s, code, credential, shown)
-
-
 @st.fragment(run_every=HOST_POLL_SECONDS)
 @_in_words
-def _host_live_fast(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
+def _host_live(s: Store, code: str, credential: str, shown: tuple[Any, ...]) -> None:
+    """The lecturer's screen, polled every HOST_POLL_SECONDS: a vote shows within about that
+    (the 2 s poll set the tally's lag before)."""
     _host_poll(s, code, credential, shown)
 
 
@@ -1076,10 +1063,13 @@ def _deliver_inbox(s: Store, voter: str) -> Outbox:
 @_in_words
 def _student_live(s: Store, code: str, voter: str) -> None:
     ss = st.session_state
+    # Votes first, then presence: a vote pressed before a countdown ended and kept through an
+    # outage is checked against when the server last saw this phone before it (Store.vote). A
+    # phone notes its presence on its first run, before it can show a ballot, so a vote from an
+    # id that never did is flagged on the projector.
+    outbox = _deliver_inbox(s, voter)
     outage = False
     try:
-        # The phone notes its presence before it sends a vote: a vote from an id that never did
-        # is flagged on the projector.
         if time.monotonic() - ss.get(_SEEN, -1e9) >= PRESENCE_EVERY_S and s.seen(code, voter):
             ss[_SEEN] = time.monotonic()
         room = s.room(code)
@@ -1090,7 +1080,6 @@ def _student_live(s: Store, code: str, voter: str) -> None:
     except StoreUnavailable:
         outage = True
         room = ss.get(_ROOMS, {}).get(code)
-    outbox = _deliver_inbox(s, voter)
     if room is None:
         st.warning(f"{OUTAGE}. This page recovers by itself.")
         return
