@@ -145,3 +145,23 @@ def test_a_held_out_start_up_that_failed_is_not_said_to_fit(row):
     assert abs(_off(s.weights_bytes, measured["weights_bytes"])) <= 0.01
     if measured["weights_bytes"] < measured["total_bytes"]:  # it loaded, then failed
         assert "they load" in s.message and "profile run" in s.message
+
+
+def test_qwen35_9b_weights_at_tp1_and_tp4_as_printed():
+    """Qwen 3.5 9B's weights, vision tower and rotary table included, as two real start-ups
+    printed them (tests/data/vllm_startups.jsonl: tengxun_open at TP 1 on vLLM 0.18, LAMBO at
+    TP 4 over PCIe on 0.19.0), from the config tt-metal vendors (tests/data/vllm_configs)."""
+    startups = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in (HELD_OUT.parent / "vllm_startups.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    }
+    config = json.loads(
+        (HELD_OUT.parent / "vllm_configs" / "qwen--qwen3.5-9b.json").read_text(encoding="utf-8")
+    )
+    layout = engines.vllm.weight_layout(config)
+    spec = engines.vllm._as_spec(config, None)[0]
+    for run, tp in (("tengxun-open-qwen3-5-9b-tp1-8192", 1), ("lambo-qwen3-5-9b-tp4-32768", 4)):
+        printed = parse_vllm_log("\n".join(startups[run]["raw_lines"]))["weights_bytes"]
+        predicted = sum(engines.vllm.vllm_weight_bytes(spec, layout, tp, config).values())
+        assert abs(_off(predicted, printed)) <= 0.01, (run, predicted / GiB, printed / GiB)
