@@ -21,11 +21,15 @@ PAGE = "quantization"
 _HEAVY = threading.Lock()
 
 
-@st.cache_data(max_entries=3, show_spinner=False)
+@st.cache_resource(max_entries=3, show_spinner=False)
 def tensor(kind: str, size: str, seed: int) -> np.ndarray:
-    """The seeded tensor the page quantizes (rows × cols from ``size``)."""
+    """The seeded tensor the page quantizes (rows × cols from ``size``), read-only: one array shared
+    by every session (as st.cache_data it was also held pickled, 4 MiB at the default size, and
+    unpickled into a fresh copy on every call; bench.server_memory)."""
     rows, cols = (int(n) for n in size.split("x"))
-    return q.make_tensor(kind, (rows, cols), seed)
+    x = q.make_tensor(kind, (rows, cols), seed)
+    x.flags.writeable = False
+    return x
 
 
 @st.cache_data(max_entries=64, show_spinner="Quantizing…")
