@@ -46,8 +46,10 @@ with layout.controls:
     state.widget("fit_gpus", container=row[3])
     row = st.columns(4)
     if task == "inference":
-        state.widget("fit_wfmt", container=row[0])
-        state.widget("fit_kvfmt", container=row[1])
+        gguf = state["fit_engine"] in ("llamacpp", "ollama")
+        # llama.cpp and Ollama store what their GGUF file and -ctk say, not the page's formats
+        state.widget("fit_quant" if gguf else "fit_wfmt", container=row[0])
+        state.widget("fit_ctk" if gguf else "fit_kvfmt", container=row[1])
         state.widget("fit_ctx", container=row[3])
         engine = state.widget("fit_engine", container=row[2])
         row = st.columns(4)
@@ -59,10 +61,9 @@ with layout.controls:
             state.widget("fit_frac", container=row[0])
             state.widget("fit_total", container=row[1])
         elif engine in ("llamacpp", "ollama"):
-            state.widget("fit_quant", container=row[0])
-            state.widget("fit_np", container=row[1])
-            state.widget("fit_ctk", container=row[2])
-            state.widget("fit_total", container=row[3])
+            state.widget("fit_np", container=row[0])
+            state.widget("fit_host", container=row[1])
+            state.widget("fit_total", container=row[2])
             if engine == "llamacpp":
                 row = st.columns(4)
                 state.widget("fit_ngl", container=row[0])

@@ -15,7 +15,7 @@ from measure.samples import list_samples
 from measure.suite import WORKLOADS
 from simulators import fit, parallelism, roofline
 from simulators import quantization as q
-from simulators.hardware import load_catalog, load_interconnects
+from simulators.hardware import get_accelerator, host_cpus, load_catalog, load_interconnects
 from simulators.hierarchy import families
 from simulators.llm_memory import (
     KV_FORMATS,
@@ -310,6 +310,14 @@ def page_params() -> dict[str, ParamSet]:
                     "f16",
                     title="-ctk / -ctv (KV-cache type)",
                     help="llama.cpp's cache type for K and V; a quantized V needs flash attention (on here).",
+                ),
+                _choice(
+                    "fit_host",
+                    {h: get_accelerator(h).name for h in host_cpus()},
+                    host_cpus()[0],
+                    title="Host CPU (memory for the layers left on it)",
+                    help="A partial offload reads the layers left on the CPU from the host's memory at"
+                    " its bandwidth: a desktop's two DDR5 channels or a server socket's twelve.",
                 ),
                 Param(
                     "fit_ncmoe",

@@ -637,3 +637,11 @@ def get_interconnect(interconnect_id: str, path: Path | str | None = None) -> In
     ids = [link.id for link in links]
     close = difflib.get_close_matches(interconnect_id.strip().lower(), ids, n=5, cutoff=0.4)
     raise ValueError(f"unknown interconnect {interconnect_id!r}; closest ids: {', '.join(close or ids)}")
+
+
+def host_cpus() -> tuple[str, ...]:
+    """The catalog's CPUs with a memory bandwidth, desktop first: the host memory that holds the
+    layers an engine leaves on the CPU (llama.cpp's partial offload reads them from there)."""
+    rows = [row for row in load_catalog() if row.kind == "cpu" and row.memory_bandwidth_bytes_per_s]
+    rows.sort(key=lambda row: ("desktop" not in row.name.lower(), row.memory_bandwidth_bytes_per_s))
+    return tuple(row.id for row in rows)

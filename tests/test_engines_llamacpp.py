@@ -491,3 +491,27 @@ def test_sliding_window_cells_match_live_llama_server_allocations() -> None:
     # the sliding layers' share is what -np changes: one window plus a micro-batch a stream
     one = llamacpp_startup(gguf, "rtx-4090", quant="Q8_0", n_ctx=8192, n_parallel=1, fit=False)
     assert one.swa_cells == 1024
+
+
+def test_a_partial_offload_reads_the_cpu_layers_at_the_hosts_own_bandwidth():
+    """The layers left on the CPU are read from host memory: by default the catalog's desktop CPU
+    (two DDR5 channels), not a 12-channel server socket that reads them 5.5x faster."""
+    from simulators.hardware import get_accelerator, host_cpus
+    from simulators.presets import get_model_preset
+
+    config = get_model_preset("llama-3.1-70b").config
+    desktop = llamacpp_startup(config, "rtx-4090", n_ctx=8192)
+    server = llamacpp_startup(config, "rtx-4090", n_ctx=8192, host="epyc-9004-genoa")
+    assert host_cpus()[0] == "ryzen-9-7950x" and desktop.verdict == "offloads"
+    gpu_bytes = sum(d.model_bytes + d.kv_bytes for d in desktop.devices if d.total_bytes is not None)
+    cpu_bytes = sum(d.model_bytes + d.kv_bytes for d in desktop.devices if d.total_bytes is None)
+    for result, host in ((desktop, "ryzen-9-7950x"), (server, "epyc-9004-genoa")):
+        expected = 1 / (
+            gpu_bytes / get_accelerator("rtx-4090").memory_bandwidth_bytes_per_s
+            + cpu_bytes / get_accelerator(host).memory_bandwidth_bytes_per_s
+        )
+        assert result.tokens_per_s == pytest.approx(expected)
+        assert get_accelerator(host).name in result.message
+    assert desktop.tokens_per_s < server.tokens_per_s / 2
+    with pytest.raises(EngineError, match="host"):
+        llamacpp_startup(config, "rtx-4090", n_ctx=8192, host="h100-sxm")

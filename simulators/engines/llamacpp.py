@@ -811,13 +811,17 @@ def llamacpp_startup(
     engine: str = "llama.cpp",
     output_tensor_type: str | None = None,
     token_embedding_type: str | None = None,
+    host: str | None = None,
 ) -> LlamaCppStartup:
     """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
 
     ``n_ctx`` 0 means the model's trained context. ``n_gpu_layers`` -1 is llama.cpp's default:
     every layer, then (``fit``, on by default in this build: common/common.h ``fit_params``) as
     many layers as leave a 1 GiB margin on the device. ``tensor_split`` (one weight per GPU) or
-    ``n_gpus`` equal GPUs. ``override_tensors``: ``-ot`` pairs (regex, "CPU").
+    ``n_gpus`` equal GPUs. ``override_tensors``: ``-ot`` pairs (regex, "CPU"). ``host``: the
+    catalog's CPU whose memory holds the layers left on the CPU (it sets the decode speed of a
+    partial offload); by default the catalog's desktop CPU, since a card that offloads is most
+    often in a desktop — a server socket reads its share several times faster.
     """
     acc = resolve_gpu(gpu)
     hp = model_hparams(config)
@@ -1025,9 +1029,12 @@ def llamacpp_startup(
         message = f"all {n_layers_max} layers on the GPU" + ("s" if n_gpus > 1 else "")
     tps = None
     if verdict != "will not start":
-        tps = _decode_tokens_per_s(acc, devs, is_metal)
+        host_row = _host_row(host)
+        tps = _decode_tokens_per_s(acc, devs, is_metal, host_row)
         if tps is not None and verdict == "offloads":
-            message += f"; decode about {tps:.0f} tokens/s, bound by reading both sides' weights"
+            message += f"; decode about {tps:.0f} tokens/s, bound by reading both sides' weights" + (
+                "" if is_metal or host_row is None else f" (the CPU's share from {_host_label(host_row)})"
+            )
     return LlamaCppStartup(
         engine=engine,
         version=LLAMACPP_VERSION,
@@ -1056,9 +1063,11 @@ def llamacpp_startup(
     )
 
 
-def _decode_tokens_per_s(acc: Accelerator, devs: Sequence[DeviceMemory], is_metal: bool) -> float | None:
+def _decode_tokens_per_s(
+    acc: Accelerator, devs: Sequence[DeviceMemory], is_metal: bool, host: str | None
+) -> float | None:
     """One token reads every weight once: the GPU's share at its bandwidth, the host's share at the
-    host's (the catalog's DDR5 host row, when a layer stays on the CPU)."""
+    host CPU's memory bandwidth (a catalog CPU row), when a layer stays on the CPU."""
     from simulators.hardware import get_accelerator
 
     gpu_bytes = sum(d.model_bytes + d.kv_bytes for d in devs if d.total_bytes is not None)
@@ -1066,7 +1075,6 @@ def _decode_tokens_per_s(acc: Accelerator, devs: Sequence[DeviceMemory], is_meta
     gpu_bw = acc.memory_bandwidth_bytes_per_s
     t = gpu_bytes / gpu_bw
     if cpu_bytes and not is_metal:
-        host = _host_row()
         if host is None:
             return None
         t += cpu_bytes / get_accelerator(host).memory_bandwidth_bytes_per_s
@@ -1075,14 +1083,23 @@ def _decode_tokens_per_s(acc: Accelerator, devs: Sequence[DeviceMemory], is_meta
     return 1.0 / t if t > 0 else None
 
 
-@cache
-def _host_row() -> str | None:
-    from simulators.hardware import load_catalog
+def _host_row(host: str | None) -> str | None:
+    """``host`` checked against the catalog's CPUs, or the default: the first desktop CPU."""
+    from simulators.hardware import host_cpus
 
-    for row in load_catalog():
-        if row.kind == "cpu" and "DDR5" in row.memory_type:
-            return row.id
-    return None
+    hosts = host_cpus()
+    if host is None:
+        return hosts[0] if hosts else None
+    if host not in hosts:
+        raise EngineError(f"host {host!r} is not a CPU of the catalog ({', '.join(hosts)})")
+    return host
+
+
+def _host_label(host: str) -> str:
+    from simulators.hardware import get_accelerator
+
+    row = get_accelerator(host)
+    return f"{row.name}, {row.memory_type}, {row.memory_bandwidth_bytes_per_s / 1e9:,.1f} GB/s"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1231,6 +1248,7 @@ def ollama_startup(
     kv_cache_type: str = "",
     flash_attention: bool | None = None,
     total_bytes: float | None = None,
+    host: str | None = None,
 ) -> LlamaCppStartup:
     """What Ollama asks llama.cpp for, and how many layers its scheduler puts on the GPU.
 
@@ -1274,6 +1292,7 @@ def ollama_startup(
         kv_unified=False,
         fit=False,
         engine="ollama",
+        host=host,
     )
     full = llamacpp_startup(config, acc, n_gpu_layers=-1, **kw)
     hp = full.hparams

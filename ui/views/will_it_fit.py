@@ -33,6 +33,7 @@ ENGINE_KEYS = (
     "fit_np",
     "fit_ctk",
     "fit_ncmoe",
+    "fit_host",
     "fit_frac",
     "fit_vver",
     "fit_pp",
@@ -729,6 +730,7 @@ def llamacpp_call(values: dict[str, Any], config: dict, engine: str = "llamacpp"
             num_parallel=n_parallel,
             kv_cache_type="" if kv == "f16" else kv,
             total_bytes=_total(values),
+            host=values.get("fit_host"),
         )
     return engines.llamacpp_startup(
         config,
@@ -742,6 +744,7 @@ def llamacpp_call(values: dict[str, Any], config: dict, engine: str = "llamacpp"
         n_cpu_moe=int(values.get("fit_ncmoe") or 0),
         n_gpus=values["fit_gpus"],
         total_bytes=_total(values),
+        host=values.get("fit_host"),
     )
 
 
