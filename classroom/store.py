@@ -93,6 +93,9 @@ rooms = sa.Table(
     sa.Column("asked", sa.Text, nullable=False, server_default=""),  # "question|variant" lines
     sa.Column("ask_confidence", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.Column("show_spread", sa.Boolean, nullable=False, server_default=sa.false()),
+    # The join link's key (``&k=``): a link that carries it opens the room even when the address
+    # has used up its wrong-code limits (a script on the same campus NAT); "" for older rooms.
+    sa.Column("join_key", sa.String(24), nullable=False, server_default=""),
 )
 votes = sa.Table(
     "gfg_votes",
@@ -170,6 +173,7 @@ class Room:
     asked: tuple[str, ...] = ()  # every "question|variant" this room has asked, in order
     ask_confidence: bool = True
     show_spread: bool = False  # phones show the class's spread once results are shown
+    join_key: str = ""  # in the join link and QR code, not in the typed code
     host_token: str = ""
 
     @property
@@ -412,6 +416,7 @@ class Store:
                 "closes_at": None,
                 "asked": asked_key(question_id, variant),
                 "ask_confidence": bool(ask_confidence),
+                "join_key": secrets.token_urlsafe(6),
             }
             try:
                 with self._connect(write=True) as conn:
@@ -955,6 +960,18 @@ class Store:
                 )
         return ""
 
+    def key_opens(self, code: str, key: Any) -> bool:
+        """Whether ``key`` is the join key of the live room ``code`` (the join link's ``k``): such
+        a link joins whatever the wrong-code limits say, since guessing a code and its key
+        together (25⁶ × 2⁴⁸) is out of reach. Anything malformed is simply False."""
+        if not isinstance(key, str) or not 0 < len(key) <= 24 or not key.isascii():
+            return False
+        try:
+            room = self.room(code)
+        except RoomError:
+            return False
+        return bool(room.join_key) and secrets.compare_digest(room.join_key, key)
+
     def wrong_code(self, address: str, device: str) -> None:
         """Count one wrong code against the device and the address."""
         self.hit("code", device, WRONG_CODES[1])
@@ -1040,6 +1057,7 @@ def _room(row: Any, host_token: str = "") -> Room:
         asked=asked,
         ask_confidence=bool(row["ask_confidence"]),
         show_spread=bool(row.get("show_spread") or False),
+        join_key=row.get("join_key") or "",
         host_token=host_token,
     )
 

@@ -387,7 +387,8 @@ def test_the_join_link_uses_gfg_public_url(monkeypatch):
     at = open_page(PAGE)
     _button(at, "Start a room").click().run()
     code = at.query_params["room"]
-    assert f"https://class.example.edu/guide/class?room={code}" in [c.value for c in at.code]
+    key = classroom.open_store().room(code).join_key
+    assert f"https://class.example.edu/guide/class?room={code}&k={key}" in [c.value for c in at.code]
     assert "localhost" not in _texts(at)
     qr = at.get("image")[0]  # the QR code, with its text alternative
     assert "QR code that opens the join link" in str(qr.proto)
@@ -445,3 +446,21 @@ def test_phones_show_the_class_spread_after_results_only_when_the_lecturer_choos
     store.set_phase(room.code, room.host_token, "revealed")
     phone.run()
     assert "\\u2713" in phone.get("plotly_chart")[0].proto.spec  # ✓ marks the answer
+
+
+def test_the_join_link_joins_even_when_a_script_used_up_the_networks_wrong_codes():
+    """Why 2: a valid link always joins. Its key (``&k=``, in the link and the QR code, never in
+    the typed code) opens the room whatever the address's wrong-code limits say."""
+    store = classroom.open_store()
+    room = store.create_room("gpu-basics")
+    assert len(room.join_key) >= 8
+    for _ in range(WRONG_CODES_ADDRESS[1][0]):  # a script on the same NAT used up the hour
+        store.wrong_code("127.0.0.1", "s:script")
+    by_link = _phone(room.code, "ann-0123456789abcdef", k=room.join_key)
+    assert "Voting is open" in _texts(by_link) and "Too many" not in _texts(by_link)
+    for key in ("", "wrong-key", "é" * 8, room.join_key + "x"):
+        refused = _phone(room.code, "bob-0123456789abcdef", k=key)
+        assert "Too many wrong room codes: your network" in _texts(refused) and not refused.exception
+    other = store.create_room("gpu-basics")
+    crossed = _phone(other.code, "cat-0123456789abcdef", k=room.join_key)  # another room's key
+    assert "Too many wrong room codes" in _texts(crossed)

@@ -3,7 +3,8 @@ from phones. Layout and widgets only: rooms, votes, ballots and limits live in c
 questions in lessons/, this browser's identity in ui/browser.py.
 
 Addresses: ``class`` (join or start), ``class?room=CODE`` (everyone: a student, or the lecturer
-whose browser holds the room's credential), ``class?room=CODE#host=TOKEN`` (a one-time lecturer
+whose browser holds the room's credential; the join link and QR code add ``&k=KEY``, which joins
+even when the network used up its wrong-code limits), ``class?room=CODE#host=TOKEN`` (a one-time lecturer
 link for another screen: the token after ``#`` never reaches a server and leaves the address bar
 on first open), ``class?room=CODE&record=1`` (the lecturer's printable record). Each view polls the
 room in a fragment every ``POLL_SECONDS``; a database that stops answering is said in words, and
@@ -189,6 +190,8 @@ def render() -> None:
     known = code in ss.get(_ROOMS, {}) or code in ss.get(_HOSTS, {})  # this page has the room open
     try:
         refusal = "" if known else s.code_refusal(address, _device())
+        if refusal and s.key_opens(code, st.query_params.get("k", "")):
+            refusal = ""  # the join link (or QR code) with its key: it always joins
         if refusal:
             st.title("Live class", anchor=False)
             st.error(f"Too many wrong room codes: {refusal}.")
@@ -499,10 +502,12 @@ def public_base() -> tuple[str, bool]:
     return base, local
 
 
-def join_link(code: str) -> str:
-    """The address students open: ``<base>/class?room=CODE`` (relative if the base is unknown)."""
+def join_link(code: str, key: str = "") -> str:
+    """The address students open: ``<base>/class?room=CODE&k=KEY`` (relative if the base is
+    unknown); the key lets the link join even when the network used up its wrong-code limits."""
     base, _ = public_base()
-    return f"{base}/class?room={code}" if base else f"class?room={code}"
+    query = f"room={code}" + (f"&k={key}" if key else "")
+    return f"{base}/class?{query}" if base else f"class?{query}"
 
 
 def host_view(s: Store, room: Room, credential: str) -> None:
@@ -510,7 +515,7 @@ def host_view(s: Store, room: Room, credential: str) -> None:
         st.title("Live class: the record", anchor=False)
         _record(s, room, credential)
         return
-    link = join_link(room.code)
+    link = join_link(room.code, room.join_key)
     main, side = st.columns([2.75, 1], gap="medium")
     with side, st.container(key="class-side"):
         st.markdown("**Live class**")
