@@ -536,7 +536,10 @@ def host_view(s: Store, room: Room, credential: str) -> None:
     with main, st.container(key="class-host"):
         with st.container(key="class-title"):  # the page's h1 first, for screen readers only
             st.title(f"Live class, room {room.code}", anchor=False)
-        _host_live(s, room.code, credential, shown)
+        if room.ended:  # nothing changes any more: the record is drawn once, not polled
+            _ended(s, room, credential)
+        else:
+            _host_live(s, room.code, credential, shown)
     if room.phase == "revealed":
         _step_view(room)
 
