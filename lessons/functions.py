@@ -1238,7 +1238,9 @@ def cheapest_design(
 
 
 @functools.cache
-def _llamacpp(model: str, context: int, kv_type: str, quant: str, gpu: str):
+def _llamacpp(model: str, context: int, kv_type: str, quant: str, gpu: str, free_mib: float = 0):
+    """``free_mib``: the memory free on the card when llama.cpp starts (what its --fit measures, the
+    total less the CUDA context and anything else on the card); 0 takes the card's reported total."""
     from simulators import engines
 
     return engines.llamacpp_startup(
@@ -1248,6 +1250,7 @@ def _llamacpp(model: str, context: int, kv_type: str, quant: str, gpu: str):
         n_ctx=_within_context(model, context),
         cache_type_k=kv_type,
         cache_type_v=kv_type,
+        total_bytes=float(free_mib) * 2**20 if free_mib else None,
     )
 
 
@@ -1265,11 +1268,16 @@ def llamacpp_cells(model: str, context: int) -> float:
 
 
 def llamacpp_gpu_layers(
-    model: str, context: int, kv_type: str = "f16", quant: str = "Q4_K_M", gpu: str = "rtx-4090"
+    model: str,
+    context: int,
+    kv_type: str = "f16",
+    quant: str = "Q4_K_M",
+    gpu: str = "rtx-4090",
+    free_mib: float = 0,
 ) -> float:
-    """Layers llama.cpp puts on ``gpu`` with the default ``-ngl -1`` (its ``--fit``), the output layer
-    counting as one, as in "offloaded N/M layers to GPU"."""
-    return float(_llamacpp(model, int(context), kv_type, quant, gpu).offloaded_layers)
+    """Layers llama.cpp puts on ``gpu`` with the default ``-ngl -1`` (its ``--fit``, which keeps 1 GiB
+    of the memory free at start), the output layer counting as one, as in "offloaded N/M layers to GPU"."""
+    return float(_llamacpp(model, int(context), kv_type, quant, gpu, float(free_mib)).offloaded_layers)
 
 
 def llamacpp_layers(model: str) -> float:

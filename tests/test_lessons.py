@@ -497,16 +497,16 @@ def test_the_llama_cpp_kv_cache_can_be_worked_out_from_the_prompt_and_the_step()
 
 
 def test_the_llama_cpp_offload_can_be_worked_out_from_the_prompt():
-    """The figures the prompt prints (the device's total, the KV cache, the average layer, the
-    compute buffer) and the step's 1 GiB margin give the layer count llama.cpp prints; forgetting the
-    margin or the KV cache is marked wrong."""
+    """The figures the prompt prints (the memory free when llama.cpp starts, the KV cache, the average
+    layer, the compute buffer) and the step's 1 GiB margin give the layer count llama.cpp prints;
+    forgetting the margin or the KV cache, or fitting against the total, is marked wrong."""
     lesson = _lesson(10)
     step = _step_of(lesson, "llamacpp-gpu-layers")
-    assert "1 GiB free" in step.body
+    assert "1 GiB unused of the memory free at start" in step.body
     base = next(q for q in step.questions if q.id == "llamacpp-gpu-layers")
     for question in (base, *base.variants()):
         prompt = question.prompt
-        total = _number(r"reports ([\d.]+) GiB", prompt) * 1024
+        total = _number(r"([\d,]+) MiB free", prompt)
         kv = _number(r"of ([\d,]+) MiB over", prompt)
         layers = _number(r"over its (\d+)", prompt)
         weights = _number(r"take (\d+) MiB", prompt)
@@ -517,6 +517,10 @@ def test_the_llama_cpp_offload_can_be_worked_out_from_the_prompt():
         no_cache = (total - 1024 - compute) / weights
         assert not grade(question, math.floor(no_margin)), question.variant_key
         assert not grade(question, math.floor(no_cache)), question.variant_key
+        whole = _number(r"reports ([\d.]+) GiB", prompt) * 1024
+        against_total = math.floor((whole - 1024 - compute) / (weights + kv / layers))
+        if abs(against_total - question.answer) > question.answer * question.tolerance:
+            assert not grade(question, against_total), question.variant_key
         assert question.answer < layers + 1, "every variant offloads: the division decides it"
 
 

@@ -1007,6 +1007,12 @@ def llamacpp_startup(
             if all(d.used_bytes <= dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None):
                 ngl = n
                 notes.append(f"--fit: {n} of {n_layers_max} layers keep a 1 GiB margin on each GPU")
+                if total_bytes is None:
+                    notes.append(
+                        "--fit measures the memory free when llama.cpp starts (its log's 'N MiB free'),"
+                        " a few hundred MiB below the reported total this count used (the CUDA context,"
+                        " a display): give that figure as the device's memory for the exact count"
+                    )
                 break
         over = any(d.used_bytes > dev_total for d in devs if d.total_bytes is not None)
     if over:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from simulators.engines.device import reported_memory_bytes
-from simulators.hardware import get_accelerator
 from tests.answers.common import (
     _decode,
     _gpu,
@@ -69,9 +67,10 @@ def _gguf_layer_bytes(model: str, quant: str) -> float:
     return total / n
 
 
-def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str) -> float:
+def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str, free: int) -> float:
+    # llama.cpp's --fit (common/fit.cpp) keeps 1 GiB of the memory free at start, not of the total
     spec = _spec(model)
-    room = reported_memory_bytes(get_accelerator(gpu)) - 2**30
+    room = free * 2**20 - 2**30
     room -= (spec.vocab_size + spec.hidden_size) * 512 * 4
     per_layer = _gguf_layer_bytes(model, quant) + _llamacpp_kv_bytes(model, context, kv) / spec.num_layers
     return float(min(math.floor(room / per_layer), spec.num_layers + 1))
