@@ -577,7 +577,7 @@ def _lecturer_tools(s: Store, room: Room, credential: str) -> None:
             file_name=f"class-{room.code}.csv",
             mime="text/csv",
             on_click="ignore",
-            help="Per question and round: each answer's votes, the share right, and how sure voters were.",
+            help="Every vote: the answer as typed and as read, the right answer, right or not, how sure.",
         )
         st.link_button("Printable record", f"class?room={room.code}&record=1")
         st.divider()
