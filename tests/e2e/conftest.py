@@ -139,6 +139,24 @@ def app_url(tmp_path_factory):
     stop_app(process)
 
 
+ACTION_TIMEOUT_MS = 120_000  # a click or a download on a busy 2-core machine (Playwright's own default: 30 s)
+
+
+def patient(browser):
+    """Give every context ``browser`` opens generous default timeouts (clicks, downloads, page loads):
+    a test still moves on as soon as the element is there, but a busy machine no longer fails it."""
+    opened = browser.new_context
+
+    def new_context(*args, **kwargs):
+        context = opened(*args, **kwargs)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        context.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
+        return context
+
+    browser.new_context = new_context
+    return browser
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
@@ -147,7 +165,7 @@ def browser():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
+        yield patient(browser)
         browser.close()
 
 

@@ -23,7 +23,7 @@ from tests.pg_server import PostgresServer, _free_port, pg_bin, wait_for_port
 from ui.class_view import _short
 
 pytestmark = pytest.mark.e2e
-WAIT = 30_000  # ms: a fragment polls every 2 s; a rerun on this 2-core machine can take a few
+WAIT = 120_000  # ms: a fragment polls every 2 s; a rerun on this 2-core machine can take a few
 # What must never reach a screen: a traceback, the database's internals.
 LEAKS = ("Traceback", "OperationalError", "sqlalchemy", "psycopg", "StoreUnavailable", "Error:")
 
