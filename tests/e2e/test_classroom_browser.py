@@ -8,6 +8,7 @@ import pytest
 
 from content.pages import PAGES
 from lessons import load_lessons
+from tests.e2e.conftest import settle
 
 pytestmark = pytest.mark.e2e
 
@@ -19,9 +20,8 @@ FINISHED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
 def _open(page, url: str, chart: bool = False) -> None:
     page.goto(url, wait_until="domcontentloaded")
     if chart:
-        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
-    page.wait_for_function(FINISHED, timeout=60_000)
-    page.wait_for_timeout(500)  # late layout (fonts, chart resize) settles
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    settle(page)  # the run is over and late layout (fonts, chart resize) has settled
 
 
 def _font_px(page, selector: str) -> float:
@@ -108,17 +108,17 @@ def test_lesson_1_can_be_completed_with_the_keyboard_only(app_url, page):
                 _tab_to(page, submit)
                 page.keyboard.press("Enter")
             # answered: this question's form is gone (replaced by its result) and the run is over
-            page.locator(f".st-key-input-{key}").wait_for(state="detached", timeout=30_000)
-            page.wait_for_function(FINISHED, timeout=30_000)
+            page.locator(f".st-key-input-{key}").wait_for(state="detached", timeout=120_000)
+            settle(page)
         label = "Next →" if number < len(lesson.steps) else "Finish"
         _tab_to(page, f"el => el.tagName === 'BUTTON' && el.innerText.trim() === {label!r}")
         page.keyboard.press("Enter")
         after = f"Step {number + 1} of" if number < len(lesson.steps) else ": done"
-        page.get_by_text(after).first.wait_for(timeout=30_000)  # the next screen is drawn
-        page.wait_for_function(FINISHED, timeout=30_000)
+        page.get_by_text(after).first.wait_for(timeout=120_000)  # the next screen is drawn
+        settle(page)
     n = len(lesson.questions)
     summary = page.locator('[data-testid="stMetric"]').filter(has_text="Right at the first try")
-    summary.wait_for(timeout=30_000)
+    summary.wait_for(timeout=120_000)
     assert summary.locator('[data-testid="stMetricValue"]').inner_text() == f"{n} of {n}"
 
 
