@@ -129,9 +129,9 @@ def test_the_suite_runs_verifies_and_draws_its_points_then_loads_back(app_url, g
     assert len(verified) >= 15 and len(verified) + len(dropped) == len(lines), lines
 
     # Python received, validated and drew it; the section passes axe-core and keeps its outline.
-    page.get_by_text("Measured in your browser").first.wait_for(timeout=60_000)
-    page.locator(".js-plotly-plot", has_text="triad: measured").wait_for(timeout=60_000)
-    page.locator(".js-plotly-plot", has_text="Measured pointer chase").wait_for(timeout=120_000)
+    page.get_by_text("Measured in your browser").first.wait_for(timeout=240_000)
+    page.locator(".js-plotly-plot", has_text="triad: measured").wait_for(timeout=240_000)
+    page.locator(".js-plotly-plot", has_text="Measured pointer chase").wait_for(timeout=240_000)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert not serious_accessibility_violations(page)
     levels = page.evaluate(HEADINGS)
