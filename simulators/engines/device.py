@@ -74,6 +74,12 @@ def _gpu_id(gpu: str | Accelerator) -> str:
     return gpu.id if isinstance(gpu, Accelerator) else str(gpu)
 
 
+def smi_mib(gpu: str | Accelerator) -> int | None:
+    """The total nvidia-smi shows for ``gpu`` (MiB), where a sourced reading exists, else None."""
+    row = _smi_rows().get(_gpu_id(gpu))
+    return int(row["smi_mib"]) if row else None
+
+
 def _memory_kind(accel: Accelerator) -> str:
     kind = accel.memory_type.upper()
     if "HBM" in kind:

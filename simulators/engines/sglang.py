@@ -46,15 +46,13 @@ SGLang prints "GB" for 2^30 bytes (``memory_pool.py: GB = 1024 * 1024 * 1024``).
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from simulators.engines.device import NVIDIA_SMI_MEMORY_CSV, reported_memory_bytes, reported_memory_source
+from simulators.engines.device import reported_memory_bytes, reported_memory_source, smi_mib
 from simulators.engines.ledger import EngineError, GiB, Ledger, LogError, MiB, Term, resolve_gpu
 from simulators.engines.vllm import vllm_weight_bytes, weight_layout
 from simulators.hardware import Accelerator
@@ -124,13 +122,6 @@ def _capacity_defaults(gpu_mem_mib: float, tp: int) -> tuple[int, int]:
     if gpu_mem_mib < 160 * 1024:
         return 8192, 256 if tp < 4 else 512
     return 16384, 512
-
-
-@cache
-def _smi_mib() -> dict[str, int]:
-    """nvidia-smi totals (MiB) by catalog id, from ``data/nvidia_smi_memory.csv``."""
-    with NVIDIA_SMI_MEMORY_CSV.open(newline="", encoding="utf-8") as f:
-        return {row["accelerator_id"]: int(row["smi_mib"]) for row in csv.DictReader(f)}
 
 
 def _capacity_defaults_053(gpu_mem_mib: float, tp: int) -> tuple[int, int]:
@@ -540,7 +531,7 @@ def sglang_startup(
         )
     # SGLang reads the capacity its defaults depend on from nvidia-smi (MiB): the sourced NVML total
     # where this GPU has one and no total was given, else the total the device reports.
-    smi = _smi_mib().get(accel.id) if not total_bytes else None
+    smi = smi_mib(accel) if not total_bytes else None
     capacity = smi * MiB if smi else total
     defaults = default_mem_fraction_static(
         capacity,
