@@ -1,12 +1,16 @@
 """SGLang's start-up (simulators/engines/sglang.py, following SGLang 0.5.23's source and, for older
-logs, the 0.5.3 and 0.4.4.post2 wheels where their rules differ) against real SGLang start-up logs
-(tests/data/sglang_startups.jsonl: each row keeps its raw lines and the URL it came from).
+logs, the 0.5.3, 0.4.4.post2 and 0.4.0.post1 wheels where their rules differ) against real SGLang
+start-up logs (tests/data/sglang_startups.jsonl: each row keeps its raw lines and the URL it came
+from).
 
-Ten public logs are collected (issue 31 asks for ten). Four are predicted from their model's
-config.json (+8.84 %, +2.20 %, -0.35 %, +0.06 %); six are refused with the reason in the row
-(hybrid linear attention, DeepSeek Sparse Attention's indexer, speculative drafts, a fraction or
-config the log does not give). Issue 31's bar (within 2 % on 90 %, all within 5 %) is not met:
-test_issue_31_sglang_acceptance is a strict xfail that says so.
+Fifteen public logs are collected. Nine are predicted from their model's config.json, every one
+within 0.5 % (QwQ-32B on 4 x L4 +0.00 % since the weights follow SGLang's FP32 rotary table and
+the caching allocator's whole segments, Qwen3-235B-FP8 +0.46 %, Gemma 3 4B +0.11 %, Llama 3.3
+70B +0.02 %, five runs of SGLang's documentation CI +0.14 % to +0.25 %); six are refused with the
+reason in the row (hybrid linear attention, DeepSeek Sparse Attention's indexer, speculative
+drafts, a fraction or config the log does not give). Issue 31's bar counts a refusal as a miss:
+9 of 15 within 2 % (60 %) is short of 90 %, so test_issue_31_sglang_acceptance stays a strict
+xfail that says so.
 """
 
 from __future__ import annotations
@@ -31,9 +35,11 @@ from simulators.engines import (
 from simulators.engines.sglang import (
     SGLANG_RULES,
     SWA_FULL_TOKENS_RATIO,
+    caching_allocator_reserved,
     default_mem_fraction_static,
     sglang_cell,
 )
+from simulators.engines.vllm import vllm_weight_bytes, weight_layout
 from simulators.model_config import ModelSpec
 from simulators.presets import get_model_preset
 
@@ -58,7 +64,8 @@ def test_every_row_has_its_source_and_raw_lines(row):
     assert row["raw_lines"] and row["kv_tokens"] > 0
     parsed = parse_log("\n".join(row["raw_lines"]))
     assert parsed["engine"] == "sglang"
-    assert parsed["kv_tokens"] == row["kv_tokens"]
+    # older builds print no "#tokens" on the KV line (or no KV line): max_total_num_tokens then
+    assert parsed.get("kv_tokens", parsed.get("max_total_num_tokens")) == row["kv_tokens"]
 
 
 def test_parser_reads_every_memory_figure_in_bytes():
@@ -284,8 +291,8 @@ def _tally() -> dict[str, float | None]:
     return out
 
 
-def test_collected_logs_are_ten_with_sources_and_every_refusal_says_why():
-    assert len(ROWS) >= 10
+def test_collected_logs_are_fifteen_with_sources_and_every_refusal_says_why():
+    assert len(ROWS) >= 15
     for row in REFUSED.values():
         assert len(row["refused"]) > 40  # a stated reason, not a flag
     for row in MODELLED.values():
@@ -293,7 +300,10 @@ def test_collected_logs_are_ten_with_sources_and_every_refusal_says_why():
         assert (ROOT / row["config"]).is_file()
 
 
-@pytest.mark.parametrize("row", list(MODELLED.values()), ids=list(MODELLED))
+PRINTS_POOL = {k: r for k, r in MODELLED.items() if any("size: " in line for line in r["raw_lines"])}
+
+
+@pytest.mark.parametrize("row", list(PRINTS_POOL.values()), ids=list(PRINTS_POOL))
 def test_the_per_token_bytes_match_the_printed_pool(row):
     """The pool each log prints (K size, or the MLA latent) over its tokens is the cell the model
     computes from the config, to the printed 2 decimals: the geometry is exact on every log."""
@@ -304,22 +314,54 @@ def test_the_per_token_bytes_match_the_printed_pool(row):
 
 
 @pytest.mark.parametrize("row", list(MODELLED.values()), ids=list(MODELLED))
-def test_each_modelled_log_within_five_percent_or_its_gap_is_the_weights_term(row):
-    s, parsed = _predict(row)
+def test_each_modelled_log_within_two_percent(row):
+    s, _ = _predict(row)
     off = _off(s.max_total_num_tokens, row["kv_tokens"])
     print(f"\n{row['id']}: {s.max_total_num_tokens:,} predicted, {row['kv_tokens']:,} logged ({off:.2%})")
-    if off <= 0.05:
-        return
-    # the one miss (QwQ-32B on 4 x L4): the pool is 13 % of the baseline, so the 0.25 GiB the log's
-    # "mem usage" holds above the checkpoint's bytes (15.54 against 15.29 GiB) moves the tokens 9 %.
-    # With the log's own weights figure the same rule lands within 0.5 %. (A candidate cause:
-    # before sglang#36583, 2026-08, loader temporaries still referenced counted as used.)
-    assert "weights_bytes" in parsed
-    assert abs(s.weights_bytes / parsed["weights_bytes"] - 1) > 0.01
+    assert off <= 0.02
+
+
+def test_qwq_weights_are_whole_allocator_segments_and_an_fp32_rotary_table():
+    """QwQ-32B on 4 x L4 (SGLang 0.4.3.post4) printed "mem usage=15.54 GB" for 15.29 GiB of
+    checkpoint a rank. The gap is two rules of that release, not a fitted term: its rotary
+    cos/sin table stays in FP32 (131,072 positions x 128 x 4 bytes, twice vLLM's bf16 table),
+    and get_available_gpu_memory measures free memory after empty_cache(), so each parameter
+    holds a whole caching-allocator segment: per layer the 17.5 MiB QKV shard holds 18 MiB, the
+    12.5 MiB output projection 14 MiB, gate/up 135 -> 136 MiB, down 67.5 -> 68 MiB."""
+    row = ROWS["llms-in-clouds-qwq-32b-4xl4-tp4"]
     cfg = json.loads((ROOT / row["config"]).read_text("utf-8"))
-    pool = parsed["after_weights_bytes"] - _baseline(row, parsed) * (1 - s.mem_fraction_static)
-    cell = sglang_cell(ModelSpec.from_hf_config(cfg), tp=row["tp"], kv_bytes=2)
-    assert _off(int(pool // cell.bytes_per_token), row["kv_tokens"]) <= 0.005
+    s, parsed = _predict(row)
+    parts = s.weights_parts
+    mib = 2**20
+    assert parts["allocator_rounding"] == 64 * (0.5 + 1.5 + 1 + 0.5) * mib + 2 * 0.75 * mib
+    assert parts["rotary_table"] == 131072 * 128 * 4
+    assert s.weights_bytes == pytest.approx(parsed["weights_bytes"], abs=0.005 * GiB)
+    # without the two rules (vLLM's reader alone) the weights miss by a quarter GiB
+    plain = sum(vllm_weight_bytes(ModelSpec.from_hf_config(cfg), weight_layout(cfg), 4, cfg).values())
+    assert parsed["weights_bytes"] - plain > 0.24 * GiB
+
+
+def test_the_caching_allocator_rules():
+    mib = 2**20
+    # a request of 10 MiB or more gets its own segment rounded up to 2 MiB
+    assert caching_allocator_reserved([int(17.5 * mib)]) == 18 * mib
+    # 1.5 MiB left over splits off (more than 1 MiB) and a later request that fits takes it
+    assert caching_allocator_reserved([int(12.5 * mib), int(1.25 * mib)]) == 14 * mib
+    # requests between 1 and 10 MiB share 20 MiB segments; small ones share 2 MiB segments
+    assert caching_allocator_reserved([3 * mib] * 6) == 20 * mib
+    assert caching_allocator_reserved([3 * mib] * 7) == 40 * mib
+    assert caching_allocator_reserved([4096] * 100) == 2 * mib
+    # shards that are whole 2 MiB multiples waste nothing (Llama 3.1 70B at TP 8: 20, 16, 112, 56 MiB)
+    assert caching_allocator_reserved([20 * mib, 16 * mib, 112 * mib, 56 * mib]) == 204 * mib
+
+
+def test_releases_before_0_4_2_keep_the_rotary_table_in_the_model_dtype():
+    cfg = get_model_preset("llama-3.1-8b").config
+    old = sglang_startup(cfg, "h100-sxm", rules="0.4.0.post1", mem_fraction_static=0.88)
+    new = sglang_startup(cfg, "h100-sxm", rules="0.4.4.post2", mem_fraction_static=0.88)
+    assert new.weights_parts["rotary_table"] == 131072 * 128 * 4
+    assert old.weights_parts["rotary_table"] == 131072 * 128 * 2
+    assert old.mem_fraction_static == new.mem_fraction_static == 0.88
 
 
 @pytest.mark.parametrize("row", [r for r in REFUSED.values() if "refused_preset" in r], ids=lambda r: r["id"])
@@ -341,14 +383,14 @@ def test_tally_against_issue_31_sglang_bar():
         f"{len(tally)} logs: {len(modelled)} predicted, {len(tally) - len(modelled)} refused;"
         f" within 2 %: {within2}, within 5 %: {within5}"
     )
-    assert within5 >= len(modelled) - 1  # the one miss is the weights term explained above
+    assert within2 == within5 == len(modelled)  # every predicted log within 2 %
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's SGLang bar is not met: 4 of 10 collected logs are predicted (6 refused with"
-    " reasons: hybrid linear attention, DSA indexer, speculative drafts, fraction or config unknown),"
-    " and QwQ-32B on 4 x L4 misses by 9 % (its weights term)",
+    reason="issue 31's SGLang bar is not met when a refusal counts as a miss: 15 logs collected,"
+    " 9 predicted (all within 0.5 %), 6 refused with reasons (hybrid linear-attention state,"
+    " DSA indexer, speculative drafts, fraction or config unknown): 9/15 = 60 % within 2 %, not 90 %",
 )
 def test_issue_31_sglang_acceptance():
     tally = _tally()
