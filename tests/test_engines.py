@@ -911,9 +911,51 @@ def test_held_out_predictions_are_reported():
     ]
     assert len(rows) >= 4
     print(f"\nheld-out predictions ({len(rows)}; device total from {engines.device_total('t4').how}):")
+    refused = 0
     for row in rows:
         parsed = parse_vllm_log("\n".join(row["raw_lines"]))
-        s = vllm_startup(_config(row), "t4", **engines.log_settings(parsed))
+        settings = engines.log_settings(parsed)
+        if settings.get("enable_lora"):
+            # three of the four ran with --enable-lora: refused with the reason, said before any term
+            with pytest.raises(EngineError, match="enable_lora: vLLM's LoRA buffers"):
+                vllm_startup(_config(row), "t4", **settings)
+            assert any("LoRA enabled" in m for m in engines.log_mismatches(parsed, {"version": "0.21+"}))
+            refused += 1
+            print(f"  {row['id']}: refused (enable_lora)")
+            continue
+        s = vllm_startup(_config(row), "t4", **settings)
         assert s.verdict == "fits", (row["id"], s.message)
         off = s.kv_tokens / row["kv_cache_tokens"] - 1
+        assert abs(off) <= 0.05, (row["id"], off)  # issue 30: other versions within 5 %
         print(f"  {row['id']}: KV tokens {s.kv_tokens:,} vs {row['kv_cache_tokens']:,} ({off:+.2%})")
+    assert 0 < refused < len(rows)
+
+
+def test_lora_weights_are_what_the_lora_start_ups_add():
+    """Why a LoRA start-up is refused: the same Qwen3-8B at TP 2 on 2x T4 under vLLM 0.22 prints
+    7.64 GiB of weights without --enable-lora and 7.70-7.71 GiB with it. The stacked A/B buffers
+    vLLM preallocates (lora/layers/base_linear.py: create_lora_weights; max_loras 1, max_lora_rank
+    16, fp16, shards as their base layer) account for that difference within the log's rounding;
+    the profile run's share (dummy LoRAs active) is not followed, hence the refusal."""
+    by_lora: dict[bool, list[float]] = {True: [], False: []}
+    for row in STARTUPS:
+        if row["id"].startswith("sion-exact-ijcnn") and row.get("weights_gib"):
+            parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+            by_lora[bool(parsed.get("enable_lora"))].append(row["weights_gib"])
+    assert by_lora[True] and by_lora[False]
+    spec = _preset("qwen3-8b").spec
+    h, inter, tp, rank = spec.hidden_size, spec.intermediate_size, 2, 16
+    q, kv = spec.num_heads * spec.head_dim // tp, spec.num_kv_heads * spec.head_dim // tp
+    per_layer = (
+        3 * rank * h
+        + (q + 2 * kv) * rank  # qkv_proj: A per slice (input whole), B sharded
+        + rank * (spec.num_heads * spec.head_dim // tp)
+        + h * rank  # o_proj: A sharded input, B whole
+        + 2 * rank * h
+        + 2 * (inter // tp) * rank  # gate_up_proj
+        + rank * (inter // tp)
+        + h * rank  # down_proj
+    )
+    buffers = spec.num_layers * per_layer * 2 / GiB
+    added = min(by_lora[True]) - max(by_lora[False]), max(by_lora[True]) - min(by_lora[False])
+    assert added[0] - 0.01 <= buffers <= added[1] + 0.01, (buffers, added)

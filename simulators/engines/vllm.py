@@ -1245,6 +1245,22 @@ def _as_spec(spec: ModelSpec | Mapping[str, Any], config: Mapping[str, Any] | No
     raise EngineError("spec must be a ModelSpec or a config.json object")
 
 
+# A server started with --enable-lora holds more than the ledger sizes, from two causes in vLLM's
+# code: every LoRA-wrapped linear layer preallocates its adapters' stacked A and B matrices at
+# load time (lora/layers/base_linear.py: create_lora_weights, max_loras x max_lora_rank slots in
+# the LoRA dtype), so "Model loading took" grows; and the profile run runs with dummy LoRAs active
+# (v1/worker/lora_model_runner_mixin.py: maybe_profile_with_lora), so its peak grows. On the four
+# vLLM 0.22 start-ups of Qwen3-8B at TP 2 on 2x T4 (tests/data/vllm_startups.jsonl) the three with
+# LoRA print 7.70-7.71 GiB of weights against 7.64 without, and 3.92-4.37 GiB of KV memory where
+# the ledger, without LoRA, is +5.2 to +6.6 % on tokens (+0.4 % on the one without). The profile
+# run's LoRA terms are not followed here, so such a start-up is refused rather than sized.
+LORA_NOT_MODELLED = (
+    "vLLM's LoRA buffers (each LoRA layer's stacked A/B matrices, lora/layers/base_linear.py) and"
+    " the profile run with dummy LoRAs (v1/worker/lora_model_runner_mixin.py) are not modelled;"
+    " the ledger sizes a server without --enable-lora"
+)
+
+
 def vllm_startup(
     spec: ModelSpec | Mapping[str, Any],
     gpu: str | Accelerator,
@@ -1264,6 +1280,7 @@ def vllm_startup(
     offline: bool = False,
     version: str = "0.19",
     fabric: str | None = None,
+    enable_lora: bool = False,
 ) -> VllmStartup:
     """Predict what vLLM prints when it starts this model on ``gpu`` (per GPU).
 
@@ -1272,6 +1289,7 @@ def vllm_startup(
     pool first and takes it out of the KV budget. Another version is refused with the reason.
     ``fabric`` ("nvlink" or "pcie") says how the node's GPUs talk where the catalog row comes in
     both (an A100 80GB on PCIe); by default the row's interconnect decides (``fabric_of``).
+    ``enable_lora=True`` is refused with the reason (``LORA_NOT_MODELLED``).
 
     ``spec`` is a ``ModelSpec`` or the model's ``config.json`` (needed for a checkpoint's
     ``quantization_config`` and for hybrid models' state layers; or pass it as ``config``).
@@ -1285,6 +1303,8 @@ def vllm_startup(
     spec, config = _as_spec(spec, config)
     accel = resolve_gpu(gpu)
     family = vllm_family(version)
+    if enable_lora:
+        raise EngineError(f"enable_lora: {LORA_NOT_MODELLED}")
     if not 0 < gpu_memory_utilization <= 1:
         raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization!r}")
     if tp < 1 or pp < 1:
@@ -1681,6 +1701,8 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("max_num_batched_tokens", r"'max_num_batched_tokens': " + _NUM, "count"),
     ("enforce_eager", r"enforce_eager=(True|False)", "bool"),
     ("enforce_eager", r"'enforce_eager': (True|False)", "bool"),
+    ("enable_lora", r"'enable_lora': (True|False)", "bool"),
+    ("enable_lora", r"[ ,(]enable_lora=(True|False)", "bool"),
     ("dtype", r"[ ,(]dtype=torch\.([a-z0-9]+)", "text"),
     ("quantization", r"[ ,(]quantization=([A-Za-z0-9_-]+)", "text"),
     ("kv_cache_dtype", r"kv_cache_dtype=([A-Za-z0-9_]+)", "text"),
@@ -1823,6 +1845,8 @@ def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
         out["total_bytes"] = float(parsed["total_bytes"])
     if "enforce_eager" in parsed:
         out["enforce_eager"] = bool(parsed["enforce_eager"])
+    if parsed.get("enable_lora"):
+        out["enable_lora"] = True
     if parsed.get("dtype") in ("bfloat16", "float16", "float32"):
         out["dtype"] = parsed["dtype"]
     q = parsed.get("quantization")
@@ -1847,6 +1871,7 @@ _SETTING_WORDS = {
     "max_num_seqs": "max_num_seqs",
     "max_num_batched_tokens": "max_num_batched_tokens",
     "enforce_eager": "enforce_eager",
+    "enable_lora": "LoRA (enable_lora)",
     "kv_cache_dtype": "KV-cache dtype",
     "quantization": "quantization",
 }
@@ -1871,8 +1896,10 @@ def log_mismatches(parsed: Mapping[str, Any], settings: Mapping[str, Any]) -> li
             page = settings.get("version") or VLLM_FAMILIES[0]
             if vllm_family(str(page)) != family:
                 out.append(f"The log ran vLLM {version} (the {family} ledger); the page models {page}.")
+    if shown.get("enable_lora") and not settings.get("enable_lora"):
+        out.append(f"The log ran with LoRA enabled (enable_lora): {LORA_NOT_MODELLED}")
     for key, value in shown.items():
-        if key == "version" or key not in settings or settings[key] is None:
+        if key in ("version", "enable_lora") or key not in settings or settings[key] is None:
             continue
         page = settings[key]
         if key == "total_bytes":
