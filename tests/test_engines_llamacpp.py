@@ -340,8 +340,9 @@ def test_collected_log_against_prediction(rec: dict) -> None:
         for dev, printed in log.get("kv_buffers", {}).items():
             assert devs[dev].kv_bytes == pytest.approx(printed, rel=0.01), dev
     if "compute" in checks:
+        only = rec.get("compute_devices")  # a GPU whose buffer also holds host-weight copies is named out
         for dev, printed in log["compute_buffers"].items():
-            if dev in devs and devs[dev].total_bytes is not None:
+            if dev in devs and devs[dev].total_bytes is not None and (only is None or dev in only):
                 assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
     if "cpu_model_buffer" in checks:  # the host buffer alone (a Metal range depends on file order)
         printed = next(v for k, v in log["model_buffers"].items() if k.startswith("CPU"))
@@ -358,6 +359,8 @@ def test_collected_log_against_prediction(rec: dict) -> None:
         assert len(r.tensors) == log["tensor_count"]
     if "file_size" in checks:
         assert r.file_bytes == pytest.approx(log["file_bytes"], rel=0.005)
+    if "split_from_free_memory" in checks:  # no -ts: the layers split by each device's free memory
+        assert rec["settings"]["tensor_split"] == [b / MiB for b in log["device_free_bytes"].values()]
 
 
 def test_inferred_presets_are_the_only_ones_that_fit() -> None:
@@ -515,3 +518,76 @@ def test_a_partial_offload_reads_the_cpu_layers_at_the_hosts_own_bandwidth():
     assert desktop.tokens_per_s < server.tokens_per_s / 2
     with pytest.raises(EngineError, match="host"):
         llamacpp_startup(config, "rtx-4090", n_ctx=8192, host="h100-sxm")
+
+
+# --- experts on the CPU, --no-mmap (llama.cpp src/llama-model.cpp load_tensors) ----------------
+
+
+def test_experts_on_the_cpu_leave_attention_and_kv_on_the_gpus() -> None:
+    """ik_llama.cpp#514 (mainline b5622): -ot ".ffn_.*_exps.=CPU" on two GPUs keeps 135.76 and
+    648.66 MiB of attention, norms and routers on the GPUs and maps the file from token_embd to the
+    last expert (17447.91 MiB); without the override the experts would fill the GPUs instead."""
+    rec = next(x for x in LOGS if x["id"] == "ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus")
+    _, r = _predict(rec)
+    devs = _devices(r)
+    assert devs["CUDA0"].model_bytes / MiB == pytest.approx(135.76, abs=0.01)
+    assert devs["CUDA1"].model_bytes / MiB == pytest.approx(648.66, abs=0.01)
+    assert devs["CPU"].model_bytes / MiB == pytest.approx(17447.91, abs=0.01)
+    assert (devs["CUDA0"].layers, devs["CUDA1"].layers) == (12, 37)  # 9862 : 31518 MiB free, output on CUDA1
+    s = dict(rec["settings"])
+    s.pop("override_tensors")
+    whole = _devices(llamacpp_startup(_config(rec["config"]), "rtx-4090", fit=False, **s))
+    assert whole["CUDA0"].model_bytes + whole["CUDA1"].model_bytes > 17000 * MiB
+    # --n-cpu-moe 48 is the same placement (common/arg.cpp: blk.N.ffn_(up|down|gate)_exps, N < 48)
+    s["n_cpu_moe"] = 48
+    same = _devices(llamacpp_startup(_config(rec["config"]), "rtx-4090", fit=False, **s))
+    assert {k: d.model_bytes for k, d in same.items()} == {k: d.model_bytes for k, d in devs.items()}
+
+
+def test_parser_reads_free_memory_and_mmap() -> None:
+    log = _log(next(x for x in LOGS if x["id"] == "ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus"))
+    assert log["device_free_bytes"] == {"CUDA0": 9862 * MiB, "CUDA1": 31518 * MiB}
+    assert log["use_mmap"] is True
+    nm = _log(next(x for x in LOGS if x["id"] == "ikllama-357-qwen3-235b-q8_0-no-mmap-ffn-cpu"))
+    assert nm["use_mmap"] is False
+    assert nm["kv_buffers"] == {"CUDA0": 6016 * MiB}  # this build's "init:" lines
+    assert nm["model_buffers"]["CUDA_Host"] == pytest.approx(630.59 * MiB)
+
+
+def test_no_mmap_puts_host_weights_in_allocated_buffers_by_build() -> None:
+    """--no-mmap: token_embd goes to the pinned host buffer when CUDA can gather its rows (q8_0
+    yes, q4_K no: ggml-cuda getrows.cu); tensors overridden to the CPU go to the plain CPU buffer
+    before llama.cpp PR #14990 and to the host buffer from it on; builds between are refused."""
+    cfg = _config("tests/data/vllm_configs/qwen--qwen3-30b-a3b.json")
+    ot = [(r"\.ffn_.*_exps\.", "CPU")]
+    kw = {"n_ctx": 4096, "n_gpu_layers": 99, "override_tensors": ot, "fit": False, "use_mmap": False}
+    old = _devices(llamacpp_startup(cfg, "rtx-4090", quant="Q8_0", build=5192, **kw))
+    new = _devices(llamacpp_startup(cfg, "rtx-4090", quant="Q8_0", **kw))
+    emb = 151936 * 2048 // 32 * 34  # token_embd in q8_0
+    assert old["CUDA_Host"].model_bytes == emb
+    assert new["CUDA_Host"].model_bytes == emb + old["CPU"].model_bytes and new["CPU"].model_bytes == 0
+    q4 = _devices(llamacpp_startup(cfg, "rtx-4090", quant="Q4_K_M", build=5192, **kw))
+    assert "CUDA_Host" not in q4  # q4_K token_embd: GET_ROWS does not run on CUDA
+    mapped = _devices(llamacpp_startup(cfg, "rtx-4090", quant="Q8_0", **dict(kw, use_mmap=True)))
+    assert mapped["CPU"].model_bytes > old["CPU"].model_bytes + emb  # a range also spans GPU tensors
+    with pytest.raises(EngineError, match="PR #14990"):
+        llamacpp_startup(cfg, "rtx-4090", quant="Q8_0", build=6000, **kw)
+    with pytest.raises(EngineError, match="use_mmap"):
+        llamacpp_startup(cfg, "m2-max", quant="Q8_0", total_bytes=64 * 2**30, **kw)
+
+
+def test_override_to_a_named_gpu_and_bad_overrides_are_refused() -> None:
+    """-ot ...=CUDA1 moves those tensors to that GPU's buffer (PR 370's run: layers 7-13's ffn on
+    CUDA1 while their attention stays on CUDA0); a target that is not CPU or one of the GPUs, a
+    regex that does not compile, or an entry that is not a pair is refused by name."""
+    cfg = _config("tests/data/vllm_configs/qwen--qwen3-30b-a3b.json")
+    kw = {"n_ctx": 4096, "n_gpu_layers": 99, "fit": False, "tensor_split": [1, 1]}
+    base = _devices(llamacpp_startup(cfg, "rtx-4090", **kw))
+    moved = _devices(
+        llamacpp_startup(cfg, "rtx-4090", override_tensors=[(r"blk\.0\.ffn_.*_exps", "CUDA1")], **kw)
+    )
+    shift = moved["CUDA1"].model_bytes - base["CUDA1"].model_bytes
+    assert shift > 0 and shift == pytest.approx(base["CUDA0"].model_bytes - moved["CUDA0"].model_bytes)
+    for bad in ([("exps", "CUDA2")], [("(", "CPU")], ["exps=CPU"], [("exps", "Metal")]):
+        with pytest.raises(EngineError, match="override_tensors"):
+            llamacpp_startup(cfg, "rtx-4090", override_tensors=bad, **kw)

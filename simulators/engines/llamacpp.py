@@ -13,7 +13,12 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   "model buffer size" for ``-ngl``, ``--tensor-split``, ``--n-cpu-moe`` and ``-ot``
   (``src/llama-model.cpp: load_tensors``: the input layer on the CPU, layers from the last one
   down on the GPUs, the output layer on the GPU only when every layer is; a CPU buffer that
-  maps the file covers the file range of its tensors). On Metal the device buffer is such a
+  maps the file covers the file range of its tensors; with ``--no-mmap`` the host's tensors are
+  allocated, in the GPU's pinned host buffer where CUDA runs their op, and tensors overridden to
+  the CPU in the plain CPU buffer before llama.cpp PR #14990; with no ``-ts`` the layers split by
+  each device's free memory, "default split, by free memory"). Checked against mainline logs with
+  the experts on the CPU (``-ot``) on one and two GPUs, with and without mmap (ik_llama.cpp#514 and
+  discussion 357: every model buffer within 0.03 %). On Metal the device buffer is such a
   range too (``llama-model-loader.cpp: get_mapping_range``), so it depends on the file's tensor
   order: files llama-quantize writes (``weight_name_comparer`` order) put output.weight before
   token_embd and the range spans the whole file; a file that stores token_embd first maps the
@@ -71,6 +76,19 @@ N_CTX_PAD = 256  # src/llama-context.cpp: cparams.n_ctx = GGML_PAD(cparams.n_ctx
 FIT_MARGIN = GiB  # common/common.h fit_params_target = 1024*1024*1024 (margin per device)
 OLLAMA_MIN_MEMORY_CUDA = 457 * MiB  # ml/device.go DeviceInfo.MinimumMemory (CUDA/ROCm)
 OLLAMA_MIN_MEMORY_METAL = 512 * MiB  # ml/device.go DeviceInfo.MinimumMemory (Metal)
+_RE_GPU_BUFT = re.compile(r"(?:CUDA|ROCm)(\d+)")  # an -ot target naming one GPU's buffer type
+HOST_ALIGNMENT = 32  # ggml-backend.cpp: the CPU (and CUDA_Host) buffer type's alignment, TENSOR_ALIGNMENT
+# ggml/src/ggml-cuda/getrows.cu ggml_cuda_get_rows_switch_src0_type (and supports_op GET_ROWS):
+# the types CUDA can gather token rows from; a k-quant token_embd is not one of them
+# (llama.cpp#13211: "ggml_cuda_get_rows_switch_src0_type: unsupported src0 type: q6_K")
+CUDA_GET_ROWS_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
+# llama.cpp PR #14990 (merged 2025-07-31): "when overriding to a CPU buffer, consider the extra
+# buffer types", so a tensor -ot/--n-cpu-moe sends to the CPU takes the host buffer type like a
+# CPU layer's; before it, such a tensor went to the plain CPU buffer. b5622 (2025-06-10) is before
+# it (a b5192 log prints the overridden tensors in a "CPU" buffer); b6089 (2025-08-05, which added
+# --n-cpu-moe, PR #15077) is after it; builds in between are not placed here.
+PR14990_BEFORE_BUILD = 5622
+PR14990_FROM_BUILD = 6089
 
 
 # ---------------------------------------------------------------------------------------------
@@ -812,6 +830,8 @@ def llamacpp_startup(
     output_tensor_type: str | None = None,
     token_embedding_type: str | None = None,
     host: str | None = None,
+    use_mmap: bool = True,
+    build: int | None = None,
 ) -> LlamaCppStartup:
     """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
 
@@ -822,6 +842,11 @@ def llamacpp_startup(
     catalog's CPU whose memory holds the layers left on the CPU (it sets the decode speed of a
     partial offload); by default the catalog's desktop CPU, since a card that offloads is most
     often in a desktop — a server socket reads its share several times faster.
+    ``use_mmap`` False (``--no-mmap``): the host's weights are loaded into allocated buffers, not
+    mapped, each tensor padded to 32 bytes: a CPU layer's tensors (and token_embd) in the GPU
+    backend's pinned host buffer ("CUDA_Host") when CUDA can run their op, else in "CPU"; a
+    tensor overridden to the CPU in "CPU" before llama.cpp PR #14990, in the host buffer from it
+    on (``build``: the log's build number, ``None`` for the pinned build, which has it).
     """
     acc = resolve_gpu(gpu)
     hp = model_hparams(config)
@@ -869,6 +894,39 @@ def llamacpp_startup(
     if dev_total <= 0:
         raise EngineError(f"gpu {acc.id!r} has no memory capacity in the catalog: give total_bytes")
     is_metal = acc.vendor == "Apple"
+    if not isinstance(use_mmap, bool):
+        raise EngineError("use_mmap must be true or false")
+    if build is not None and (isinstance(build, bool) or not isinstance(build, int) or build < 1):
+        raise EngineError("build must be llama.cpp's build number (the log's 'build: N'), a whole number")
+    if not use_mmap and is_metal:
+        raise EngineError(
+            "use_mmap: --no-mmap on Metal (device buffers allocated, not mapped) is not modelled"
+        )
+    override_to_host = True  # the pinned build has PR #14990
+    if build is not None and not use_mmap and (override_tensors or n_cpu_moe):
+        if build <= PR14990_BEFORE_BUILD:
+            override_to_host = False
+        elif build < PR14990_FROM_BUILD:
+            raise EngineError(
+                f"build {build}: whether it has llama.cpp PR #14990 (2025-07-31, the host buffer for"
+                " tensors overridden to the CPU under --no-mmap) is not known here; it is placed for"
+                f" builds up to b{PR14990_BEFORE_BUILD} and from b{PR14990_FROM_BUILD}"
+            )
+    host_name = ("ROCm" if acc.vendor == "AMD" else "CUDA") + "_Host"
+    for pair in override_tensors:
+        if isinstance(pair, str) or not (
+            isinstance(pair, Sequence) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+        ):
+            raise EngineError("override_tensors: each -ot entry is a (regex, buffer type) pair")
+        try:
+            re.compile(pair[0])
+        except re.error as exc:
+            raise EngineError(f"override_tensors: {pair[0]!r} is not a regular expression ({exc})") from exc
+        m = _RE_GPU_BUFT.fullmatch(pair[1].strip())
+        if not (pair[1].strip().upper().startswith("CPU") or (m and int(m.group(1)) < n_gpus)):
+            raise EngineError(
+                f"override_tensors: buffer type {pair[1]!r} is not CPU or one of the {n_gpus} GPUs (CUDA0 …)"
+            )
 
     tensors = quant_types(hp, quant, output_tensor_type, token_embedding_type)
     file_bytes = sum(t.nbytes for t in tensors)
@@ -916,6 +974,7 @@ def llamacpp_startup(
         model = [0.0] * n_gpus
         layers = [0] * n_gpus
         cpu_idx: list[int] = []
+        overridden: set[int] = set()
         gpu_idx: dict[int, list[int]] = {}
         offsets = []
         off = 0
@@ -932,9 +991,14 @@ def llamacpp_startup(
                 d = dev_of(t.layer)
             if t.is_expert and t.layer < n_cpu_moe:
                 d = -1  # common/arg.cpp --n-cpu-moe: blk.N.ffn_(up|down|gate)_exps on the CPU
+                overridden.add(i)
             for pat, where in patterns:
                 if pat.search(t.name):
-                    d = -1 if where.upper().startswith("CPU") else d
+                    if where.upper().startswith("CPU"):
+                        d = -1
+                        overridden.add(i)
+                    elif m := _RE_GPU_BUFT.fullmatch(where.strip()):
+                        d = int(m.group(1))  # -ot ...=CUDA1: that device's buffer
                     break
             if d < 0:
                 cpu_idx.append(i)
@@ -964,8 +1028,22 @@ def llamacpp_startup(
         if dev_of(n_layer) >= 0:
             layers[dev_of(n_layer)] += 1
         cpu_mapped = 0.0
-        if cpu_idx:
+        host_bufs: dict[str, float] = {}
+        if cpu_idx and (use_mmap or is_metal):
             cpu_mapped = offsets[cpu_idx[-1]][1] - offsets[cpu_idx[0]][0]
+        elif cpu_idx:
+            # src/llama-model.cpp load_tensors without mmap: one buffer per buffer type, allocated
+            # (ggml_backend_alloc_ctx_tensors_from_buft), each tensor padded to the type's alignment;
+            # select_weight_buft takes the first type of make_cpu_buft_list whose device runs the
+            # weight's op: the GPU's host buffer, then the CPU's
+            for i in cpu_idx:
+                t = tensors[i]
+                buft = host_name
+                if i in overridden and not override_to_host:
+                    buft = "CPU"  # before PR #14990: the override's own buffer type, as given
+                elif t.name == "token_embd.weight" and t.type not in CUDA_GET_ROWS_TYPES:
+                    buft = "CPU"  # GET_ROWS of a k-quant does not run on CUDA
+                host_bufs[buft] = host_bufs.get(buft, 0.0) + _pad(t.nbytes, HOST_ALIGNMENT)
         # KV cache per device (offload_kqv on: each layer's cache on its layer's device)
         kv = [0.0] * n_gpus
         kv_cpu = 0.0
@@ -987,7 +1065,11 @@ def llamacpp_startup(
             name = "Metal" if is_metal else f"CUDA{g}"
             devs.append(DeviceMemory(name, model[g], kv[g], comp, dev_total, layers[g]))
         host_layers = sum(1 for il in range(n_layer + 1) if dev_of(il) < 0)
-        devs.append(DeviceMemory("CPU", cpu_mapped, kv_cpu, 0.0, None, host_layers))
+        if host_bufs.get(host_name):
+            devs.append(DeviceMemory(host_name, host_bufs[host_name], 0.0, 0.0, None, 0))
+        devs.append(
+            DeviceMemory("CPU", cpu_mapped + host_bufs.get("CPU", 0.0), kv_cpu, 0.0, None, host_layers)
+        )
         offloaded = sum(layers)
         return devs, cpu_mapped, offloaded
 
@@ -1345,7 +1427,7 @@ _RE_MODEL_BUF = re.compile(
     r"(?:load_tensors|llm_load_tensors):\s+(\S+?)(?: model)? buffer size\s*=\s*([\d.]+) MiB"
 )
 _RE_KV_BUF = re.compile(
-    r"(?:llama_kv_cache\w*|llama_kv_cache_init|llama_kv_cache_unified):"
+    r"(?:llama_kv_cache\w*|llama_kv_cache_init|llama_kv_cache_unified|init):"
     r"\s+(\S+) KV buffer size\s*=\s*([\d.]+) MiB"
 )
 _RE_KV_SIZE = re.compile(
@@ -1360,6 +1442,10 @@ _RE_COMPUTE = re.compile(
     r"\s+(\S+) compute buffer size\s*=\s*([\d.]+) MiB"
 )
 _RE_OFFLOAD = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_RE_DEV_FREE = re.compile(r"using device (\w+) \([^)]*\)(?: \([^)]*\))? - (\d+) MiB free")
+_RE_MMAP = re.compile(
+    r"load_tensors: loading model tensors, this can take a while\.\.\. \(mmap = (true|false)"
+)
 _RE_NCTX = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+n_ctx\s*=\s*(\d+)")
 _RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
 _RE_FILE_SIZE = re.compile(r"(?:file|model) size\s*=\s*([\d.]+) (GiB|MiB)(?:\s*\(([\d.]+) BPW\))?")
@@ -1477,6 +1563,15 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     m = _RE_OFFLOAD.search(text)
     if m:
         out["offloaded_layers"], out["total_layers"] = int(m.group(1)), int(m.group(2))
+    free = _RE_DEV_FREE.findall(text)
+    if free:
+        # src/llama.cpp llama_model_load_from_file_impl prints each device's free memory; with no
+        # -ts, src/llama-model.cpp load_tensors splits the layers in these proportions
+        # ("default split, by free memory")
+        out["device_free_bytes"] = {dev: int(mib) * MiB for dev, mib in free}
+    m = _RE_MMAP.search(text)
+    if m:
+        out["use_mmap"] = m.group(1) == "true"
     nctx = _RE_NCTX.findall(text)
     if nctx:
         out["n_ctx"] = int(nctx[-1])
