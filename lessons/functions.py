@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -1471,3 +1472,58 @@ def half_dtype_name(gpu: str) -> str:
 
 
 LABELS["half_dtype_name"] = half_dtype_name
+
+
+# ------------------------------------------------- the indefinite article before a varying value
+
+# Letters whose spoken name starts with a vowel sound: "an FP8", "an H100", "an MI300X", "an L4".
+_VOWEL_NAMED_LETTERS = set("AEFHILMNORSX")
+_NUMBER = re.compile(r"^[0-9][0-9,]*(\.[0-9]+)?")
+
+
+def _article(value: Any) -> str:
+    """"a" or "an" before ``value`` as a lesson prints it: a number as spoken ("an 8,192", "an 11",
+    "an 18.5", "an 80", "a 4,096"), a format, GPU or model id by its printed name, an initialism by its
+    first letter's name ("an FP8", "an H100", "a BF16"), a word by its first sound ("a GeForce")."""
+    if isinstance(value, (int, float)):
+        return _spoken_number_article(f"{value:,}".lstrip("-"))
+    text = str(value)
+    if text in _DTYPE_NAMES:
+        text = _DTYPE_NAMES[text]
+    else:
+        try:
+            text = _gpu(text).name
+        except (KeyError, ValueError):
+            try:
+                text = get_model_preset(text).name
+            except (KeyError, ValueError):
+                pass
+    word = text.split()[0] if text.split() else text
+    if word[:1].isdigit():
+        return _spoken_number_article(word)
+    initialism = len(word) > 1 and (word.isupper() or any(c.isdigit() for c in word))
+    if initialism and word[:1].isupper():
+        return "an" if word[0] in _VOWEL_NAMED_LETTERS else "a"
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _spoken_number_article(digits: str) -> str:
+    """The article before a number printed as ``digits`` ("8,192", "11.5", "4,096-token"): its
+    leading group decides ("eight …", "eleven …", "eighteen …", "eighty …" take "an")."""
+    found = _NUMBER.match(digits)
+    lead = (found.group(0) if found else digits).split(",")[0].split(".")[0]
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+
+
+def article(value: Any) -> str:
+    """The indefinite article before ``value`` (see ``_article``), lower case: ``{{ article(tokens) }}``."""
+    return _article(value)
+
+
+def capital_article(value: Any) -> str:
+    """The same article opening a sentence: "A" or "An"."""
+    return _article(value).capitalize()
+
+
+LABELS["article"] = article
+LABELS["capital_article"] = capital_article

@@ -131,3 +131,17 @@ def test_prefill_runs_only_the_last_token_through_the_output_head():
         + 2 * f.head_params("llama-3-8b") * 4095 / (0.55 * f.peak_tflops("h100-sxm") * 1e12) * 1e3
     )
     assert every == pytest.approx(121, abs=1)
+
+
+
+def test_the_article_before_a_printed_value_follows_how_it_is_said():
+    """Review 2026-11-29 L13: "a 8,192-token prompt", "a FP8 KV cache"."""
+    assert [f.article(n) for n in (8192, 8160, 4096, 2048, 11, 18, 110, 80, 800, 8.2, 16384, 1)] == [
+        "an", "an", "a", "a", "an", "an", "a", "an", "an", "an", "a", "a"
+    ]  # fmt: skip
+    assert [f.article(x) for x in ("fp8", "bf16", "int4", "nf4", "h100-sxm", "a100-80gb-sxm", "b200")] == [
+        "an", "a", "an", "an", "an", "an", "a"
+    ]  # fmt: skip
+    assert f.article("mi300x") == "an" and f.article("rtx-4090") == "a" and f.article("l4") == "an"
+    assert f.article("Tesla T4") == "a" and f.article("GeForce RTX 4090") == "a"
+    assert f.capital_article(8192) == "An" and f.capital_article(4096) == "A"

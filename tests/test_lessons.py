@@ -561,3 +561,26 @@ def test_lesson_10_worked_example_is_not_lesson_3s_step():
     three = f"{decode_memory_ms('llama-3-8b', 'h100-sxm', 64, 2048):.2f} ms"
     assert three in next(s.body for s in _lesson(3).steps if s.title.startswith("Worked problem"))
     assert three not in worked.body
+
+
+
+_WRONG_ARTICLE = re.compile(
+    r"\b[Aa] (?:8[\d,.]*\b|1[18](?:[,.]\d|\b)|(?:FP|INT|NF|MXFP|H|L|A|MI)\d|HBM|NVL|RTX\b|SXM\b|LLM\b|SM\b)"
+)
+
+
+def test_no_article_before_a_printed_value_is_wrong():
+    """Review 2026-11-29 L13: "a 8,192-token prompt" (lessons 5, 8, 12) and "a FP8 KV cache"
+    (lesson 4) were printed where the value varies with the variant. Every rendered text of every
+    lesson, step, question and variant reads "an 8,192", "an FP8", "an H100"."""
+    found = []
+    for lesson in load_lessons():
+        texts = [step.body for step in lesson.steps] + [step.reveal for step in lesson.steps]
+        for question in lesson.questions:
+            for asked in (question, *question.variants()):
+                texts += [asked.prompt, asked.explanation]
+                texts += [text for o in asked.options for text in (o.text, o.feedback)]
+        for text in texts:
+            for match in _WRONG_ARTICLE.finditer(text):
+                found.append(f"{lesson.id}: …{text[max(0, match.start() - 30) : match.end() + 20]}…")
+    assert not found, "\n".join(found)
