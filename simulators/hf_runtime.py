@@ -2050,3 +2050,137 @@ _EXPLANATIONS = {
     "cublas_workspace": "one cuBLAS workspace, allocated through PyTorch's caching allocator at the first"
     " matmul (CublasHandlePool.cpp)",
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# The verdict: what the process holds beyond max_memory_allocated(), as a measured range
+# ---------------------------------------------------------------------------------------------
+
+# ``transformers_prefill`` is the peak of ``torch.cuda.max_memory_allocated()``. The device also
+# holds what PyTorch's caching allocator never counts as allocated: the CUDA context, kernels
+# loaded on first use and library handles ("non-PyTorch memory"), and the allocator's reserved but
+# unallocated slack (segments cached whole and split, c10/cuda/CUDACachingAllocator.cpp). Neither
+# follows from the model, so both are measured: PyTorch's own out-of-memory message prints the
+# process's memory in use, what PyTorch allocated and what it reserved but left unallocated, so each
+# report gives non-PyTorch memory (in use - allocated - reserved unallocated) and the slack, on its
+# machine. simulators/data/torch_oom_readings.csv keeps the reports read, each with its URL and the
+# message; the ranges below are computed from them. (The project's own H100 and H200 transformers
+# runs, /work/shared/measured, recorded max_memory_allocated() only, so they cannot give either.)
+OOM_READINGS_CSV = "torch_oom_readings.csv"
+_SIZE_UNITS = {"GiB": 2**30, "MiB": 2**20}
+
+
+def _size(text: str) -> float:
+    number, unit = text.strip().split()
+    return float(number) * _SIZE_UNITS[unit]
+
+
+@dataclass(frozen=True)
+class OutsideAllocatorReading:
+    """One machine's reading, from PyTorch's out-of-memory message (bytes)."""
+
+    id: str
+    gpu: str
+    total_bytes: float
+    process_bytes: float
+    allocated_bytes: float
+    slack_bytes: float
+    source: str
+
+    @property
+    def non_pytorch_bytes(self) -> float:
+        return self.process_bytes - self.allocated_bytes - self.slack_bytes
+
+
+@functools.cache
+def outside_allocator_readings() -> tuple[OutsideAllocatorReading, ...]:
+    """The readings in simulators/data/torch_oom_readings.csv, checked as they load."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / OOM_READINGS_CSV
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            reading = OutsideAllocatorReading(
+                row["id"],
+                row["gpu"],
+                _size(row["total"]),
+                _size(row["process"]),
+                _size(row["allocated"]),
+                _size(row["reserved_unallocated"]),
+                row["source"],
+            )
+            if not (0 < reading.allocated_bytes <= reading.process_bytes <= reading.total_bytes):
+                raise ValueError(f"{OOM_READINGS_CSV}: row {row['id']!r}: sizes out of order")
+            if reading.non_pytorch_bytes <= 0 or not row["source"].startswith("https://"):
+                raise ValueError(f"{OOM_READINGS_CSV}: row {row['id']!r}: no non-PyTorch memory or no URL")
+            out.append(reading)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PeakVerdict:
+    """Whether one transformers prefill fits a device once the measured terms are added.
+
+    ``low_bytes``/``high_bytes``: the peak plus the lowest/highest non-PyTorch memory and the
+    lowest/highest allocator slack of the readings. "fits" when even the high end is within the
+    device, "does not fit" when even the low end is beyond it, "tight" when the range straddles it.
+    """
+
+    verdict: str
+    peak_bytes: float
+    capacity_bytes: float
+    low_bytes: float
+    high_bytes: float
+    non_pytorch: tuple[float, float]
+    slack: tuple[float, float]
+    machines: int
+    message: str
+
+
+def transformers_verdict(
+    peak_bytes: float, capacity_bytes: float, device: str = "the device's memory"
+) -> PeakVerdict:
+    """The verdict on a ``transformers_prefill`` peak against ``capacity_bytes`` (the memory the
+    device reports; ``device`` says whose, e.g. "what the H200 SXM reports"), with the measured
+    range of what the process holds beyond the allocated peak."""
+    if not (peak_bytes >= 0 and capacity_bytes > 0):
+        raise ValueError("peak_bytes must be zero or positive and capacity_bytes positive")
+    readings = outside_allocator_readings()
+    non_pytorch = (
+        min(r.non_pytorch_bytes for r in readings),
+        max(r.non_pytorch_bytes for r in readings),
+    )
+    slack = (min(r.slack_bytes for r in readings), max(r.slack_bytes for r in readings))
+    low = peak_bytes + non_pytorch[0] + slack[0]
+    high = peak_bytes + non_pytorch[1] + slack[1]
+    if high <= capacity_bytes:
+        verdict = "fits"
+    elif low > capacity_bytes:
+        verdict = "does not fit"
+    else:
+        verdict = "tight"
+
+    def gib(n: float) -> str:
+        return f"{n / 2**30:,.2f}"
+
+    message = (
+        f"{verdict.capitalize()}: the allocated peak is {gib(peak_bytes)} GiB; with memory outside"
+        f" PyTorch's allocator ({gib(non_pytorch[0])}-{gib(non_pytorch[1])} GiB: CUDA context,"
+        f" kernels, library handles) and the allocator's reserved-but-unallocated slack"
+        f" ({gib(slack[0])}-{gib(slack[1])} GiB), measured in {len(readings)} out-of-memory reports"
+        f" on {len({r.source for r in readings})} machines, the process needs {gib(low)}-{gib(high)}"
+        f" GiB against {gib(capacity_bytes)} GiB ({device})."
+    )
+    return PeakVerdict(
+        verdict,
+        peak_bytes,
+        capacity_bytes,
+        low,
+        high,
+        non_pytorch,
+        slack,
+        len({r.source for r in readings}),
+        message,
+    )

@@ -351,3 +351,44 @@ def test_bad_settings_are_refused(field, value):
     kwargs = {"context_tokens": 128, field: value}
     with pytest.raises(ValueError, match=field):
         transformers_prefill(get_model_preset("qwen3-8b").spec, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The verdict (issue 30, Build item 2): the allocated peak plus the measured terms beyond it
+# ---------------------------------------------------------------------------------------------
+
+
+def test_outside_allocator_readings_are_the_messages_arithmetic():
+    """Each reading is PyTorch's own out-of-memory message: non-PyTorch memory is what the process
+    holds less what PyTorch allocated and reserved; the readings come from at least two machines."""
+    from simulators.hf_runtime import outside_allocator_readings
+
+    readings = {r.id: r for r in outside_allocator_readings()}
+    assert len({r.source for r in readings.values()}) >= 2
+    tgi = readings["tgi-1356-h100"]
+    assert tgi.non_pytorch_bytes == pytest.approx((79.08 - 78.11) * 2**30 - 131.85 * 2**20)
+    assert tgi.slack_bytes == pytest.approx(131.85 * 2**20)
+
+
+def _h200_peak(preset: str, context: int, attention: str) -> float:
+    p = get_model_preset(preset)
+    memory = transformers_prefill(p.spec, context_tokens=context, attention=attention, config=p.config)
+    return memory.total_bytes
+
+
+def test_gpt_oss_20b_at_16k_on_an_h200_is_tight_not_a_fit():
+    """Issue 30: gpt-oss-20b at 16k on an H200 ran out of memory with an allocated peak inside the
+    139.80 GiB the device reports; with the measured non-PyTorch memory and allocator slack the
+    verdict is "tight", the range straddling the device. A 1B model at 4k plainly fits."""
+    from simulators import engines
+    from simulators.hf_runtime import transformers_verdict
+
+    h200 = engines.reported_memory_bytes("h200-sxm")
+    peak = _h200_peak("gpt-oss-20b", 16384, "eager")
+    v = transformers_verdict(peak, h200, "what the H200 reports")
+    assert peak < h200  # the allocated peak alone would have said "fits"
+    assert v.verdict == "tight" and v.low_bytes <= h200 < v.high_bytes
+    assert v.message.startswith("Tight") and "GiB (what the H200 reports)" in v.message
+    small = transformers_verdict(_h200_peak("llama-3.2-1b", 4096, "sdpa"), h200)
+    assert small.verdict == "fits" and small.high_bytes < h200
+    assert transformers_verdict(h200 * 1.01, h200).verdict == "does not fit"

@@ -582,3 +582,28 @@ def test_a_logs_max_num_seqs_of_any_size_can_be_taken():
     assert not at.exception
     assert at.number_input(key="fit_seqs").value == 32 and at.number_input(key="fit_gpus").value == 4
     assert at.number_input(key="fit_ctx").value == 131072
+
+
+def test_transformers_verdict_says_tight_with_the_measured_range():
+    """Issue 30: gpt-oss-20b at 16k on an H200 (a real out-of-memory) reads "Tight", the range of
+    what the process needs stated beside the device's total; Gemma 2 9B at 8k on an H100 fits."""
+    at = open_page(
+        fit_model="gpt-oss-20b",
+        fit_task="inference",
+        fit_engine="transformers",
+        fit_gpu="h200-sxm",
+        fit_gpus="1",
+        fit_wfmt="bf16",
+        fit_ctx="16384",
+        fit_batch="1",
+        fit_attn="eager",
+    )
+    assert not at.exception
+    fits = [m.value for m in at.get("metric") if m.label == "Fits?"]
+    assert fits[0] == "Tight"  # the engine's verdict comes first (the ideal runtime's follows)
+    said = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Tight: the allocated peak is" in said
+    assert "GiB against 139.80 GiB (what the H200 SXM reports)" in said
+    at = open_page(preset="hf-gemma2-9b-8k")
+    assert next(m.value for m in at.get("metric") if m.label == "Fits?") == "Yes"
+    assert any(c.value.startswith("Fits: the allocated peak") for c in at.caption)

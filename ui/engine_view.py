@@ -262,6 +262,7 @@ def render_transformers(page: Any, state: Any, layout: Any) -> None:
             return
         st.markdown(f"**{plain(out['title'])}**")
         metric_row(st, out["metrics"])
+        st.caption(plain(out["verdict"], 600))
     view.show(out["chart"], key="chart-fit-transformers", container=layout.main)
     notice_box(page.section("transformers_notice"), layout.notice)
     with layout.more:

@@ -52,7 +52,7 @@ from simulators.engines.sglang import (
     sglang_min_mem_fraction,
     sglang_startup,
 )
-from simulators.engines.transformers import transformers_prefill
+from simulators.engines.transformers import transformers_prefill, transformers_verdict
 from simulators.engines.vllm import (
     DEFAULT_BLOCK_SIZE,
     LEDGER_TERMS,
@@ -151,6 +151,7 @@ __all__ = [
     "sglang_startup",
     "speed_at_concurrency",
     "transformers_prefill",
+    "transformers_verdict",
     "vision_tower_params",
     "vllm_activation_bytes",
     "vllm_family",

@@ -16,3 +16,13 @@ def transformers_prefill(spec: ModelSpec, **kwargs: Any) -> Any:
     from simulators.hf_runtime import transformers_prefill as _prefill
 
     return _prefill(spec, **kwargs)
+
+
+def transformers_verdict(
+    peak_bytes: float, capacity_bytes: float, device: str = "the device's memory"
+) -> Any:
+    """The prefill peak against the device with the measured terms beyond the allocated peak:
+    see ``simulators.hf_runtime.transformers_verdict``."""
+    from simulators.hf_runtime import transformers_verdict as _verdict
+
+    return _verdict(peak_bytes, capacity_bytes, device)

@@ -641,16 +641,21 @@ def transformers_outcome(key: tuple[tuple[str, Any], ...], config_text: str = ""
     label = f"reported {engines.format_gib(reported)} GiB" if reported else f"{gpu.name}: {gpu.memory_label}"
     total = memory.total_bytes
     cache = memory.get("cache")
-    fits = total <= capacity
+    # the allocated peak plus the measured range of what the process holds beyond it
+    whose = f"what the {gpu.name} reports" if reported else f"the {gpu.name}'s label, {gpu.memory_label}"
+    verdict = engines.transformers_verdict(total, capacity, whose)
+    fits = verdict.verdict == "fits"
     metrics = [
         {"label": "Prefill peak", "value": f"{total / 1e9:,.1f} GB", "help": _both(total)},
         {"label": "Cache after the prefill", "value": f"{cache / 1e9:,.2f} GB", "help": _both(cache)},
         {
             "label": "Fits?",
-            "value": "Yes" if fits else "No",
-            "delta": f"{(capacity - total) / 1e9:+,.1f} GB" + (" headroom" if fits else " short"),
-            "delta_color": "green" if fits else "red",
+            "value": {"fits": "Yes", "tight": "Tight", "does not fit": "No"}[verdict.verdict],
+            "delta": f"{(capacity - verdict.high_bytes) / 2**30:+,.1f} to"
+            f" {(capacity - verdict.low_bytes) / 2**30:+,.1f} GiB left",
+            "delta_color": "green" if fits else ("orange" if verdict.verdict == "tight" else "red"),
             "delta_arrow": "off",
+            "help": verdict.message,
         },
     ]
     rows = [
@@ -671,6 +676,7 @@ def transformers_outcome(key: tuple[tuple[str, Any], ...], config_text: str = ""
             memory_bars([("transformers prefill", memory)], capacity_bytes=capacity, capacity_label=label)
         ),
         "parts": arrow(rows),
+        "verdict": verdict.message,
         "notes": list(memory.notes),
     }
 
