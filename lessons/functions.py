@@ -1482,22 +1482,13 @@ _NUMBER = re.compile(r"^[0-9][0-9,]*(\.[0-9]+)?")
 
 
 def _article(value: Any) -> str:
-    """"a" or "an" before ``value`` as a lesson prints it: a number as spoken ("an 8,192", "an 11",
-    "an 18.5", "an 80", "a 4,096"), a format, GPU or model id by its printed name, an initialism by its
-    first letter's name ("an FP8", "an H100", "a BF16"), a word by its first sound ("a GeForce")."""
+    """The article "a" or "an" before ``value`` as a lesson prints it: a number as spoken ("an
+    8,192", "an 11", "an 18.5", "an 80", "a 4,096"), a format, GPU or model id by its printed name, an
+    initialism by its first letter's name ("an FP8", "an H100", "a BF16"), a word by its first sound
+    ("a GeForce")."""
     if isinstance(value, (int, float)):
         return _spoken_number_article(f"{value:,}".lstrip("-"))
-    text = str(value)
-    if text in _DTYPE_NAMES:
-        text = _DTYPE_NAMES[text]
-    else:
-        try:
-            text = _gpu(text).name
-        except (KeyError, ValueError):
-            try:
-                text = get_model_preset(text).name
-            except (KeyError, ValueError):
-                pass
+    text = _printed_name(str(value))
     word = text.split()[0] if text.split() else text
     if word[:1].isdigit():
         return _spoken_number_article(word)
@@ -1505,6 +1496,18 @@ def _article(value: Any) -> str:
     if initialism and word[:1].isupper():
         return "an" if word[0] in _VOWEL_NAMED_LETTERS else "a"
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _printed_name(text: str) -> str:
+    """A format, GPU or model id as a lesson prints it; any other text as it is."""
+    if text in _DTYPE_NAMES:
+        return _DTYPE_NAMES[text]
+    for lookup in (gpu_name, model_name):
+        try:
+            return lookup(text)
+        except (KeyError, ValueError):
+            continue
+    return text
 
 
 def _spoken_number_article(digits: str) -> str:

@@ -563,7 +563,6 @@ def test_lesson_10_worked_example_is_not_lesson_3s_step():
     assert three not in worked.body
 
 
-
 _WRONG_ARTICLE = re.compile(
     r"\b[Aa] (?:8[\d,.]*\b|1[18](?:[,.]\d|\b)|(?:FP|INT|NF|MXFP|H|L|A|MI)\d|HBM|NVL|RTX\b|SXM\b|LLM\b|SM\b)"
 )
