@@ -591,3 +591,20 @@ def test_override_to_a_named_gpu_and_bad_overrides_are_refused() -> None:
     for bad in ([("exps", "CUDA2")], [("(", "CPU")], ["exps=CPU"], [("exps", "Metal")]):
         with pytest.raises(EngineError, match="override_tensors"):
             llamacpp_startup(cfg, "rtx-4090", override_tensors=bad, **kw)
+
+
+def test_first_gpu_holds_a_copy_of_a_host_expert_for_large_micro_batches() -> None:
+    """PR 370's run: CUDA0 774 MiB printed (a 630 MiB q6_K expert copy and its live tensors,
+    estimated 750), CUDA1 304.75 (the output step, no copy); below 32 tokens per micro-batch
+    ggml-cuda's offload_op declines and no copy is made."""
+    rec = next(x for x in LOGS if x["id"] == "ikllama-370-qwen3-235b-q6_k-ffn-on-two-gpus-and-cpu")
+    log, r = _predict(rec)
+    devs = _devices(r)
+    assert devs["CUDA0"].compute_bytes == pytest.approx(log["compute_buffers"]["CUDA0"], rel=0.10)
+    assert devs["CUDA1"].compute_bytes == log["compute_buffers"]["CUDA1"]
+    expert = 128 * 1536 * (4096 // 256 * 210)  # one q6_K expert tensor
+    assert devs["CUDA0"].compute_bytes > expert
+    s = dict(rec["settings"], n_ubatch=16)
+    s.pop("gpu")
+    small = _devices(llamacpp_startup(_config(rec["config"]), "rtx-3090", fit=False, **s))
+    assert small["CUDA0"].compute_bytes < expert

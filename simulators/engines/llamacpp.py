@@ -38,8 +38,10 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
 - Compute buffer per device: the largest set of live tensors of the reserve graph
   (``src/llama-context.cpp: graph_reserve`` over ``n_ubatch`` tokens with all outputs) —
   a derived estimate, labelled so, checked against real logs for one GPU holding every layer
-  (0.0 %, -0.4 %, +1.4 %); with layers or experts on the CPU the GPU also holds copies of CPU
-  weights for large batches, which this estimate does not follow.
+  (0.0 %, -0.4 %, +1.4 %); with expert tensors in host memory the first GPU also holds the
+  copy of one of them for the ops it runs at micro-batches of 32 or more (ggml-backend.cpp: a
+  split per host weight; ggml-cuda.cu offload_op), estimated from the largest (five logs on two
+  machines: -7.0 % .. +1.1 %); copies of a CPU layer's dense weights are not followed.
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``).
 
@@ -800,6 +802,29 @@ def _compute_estimate(hp: Hparams, n_ubatch: int, n_kv: int, flash_attn: bool, w
     return max(output, ffn, attn)
 
 
+# ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_device_offload_op: an op on a weight in host
+# memory runs on the GPU when its batch (MUL_MAT_ID: the tokens) is at least 32
+CUDA_OFFLOAD_MIN_BATCH = 32
+
+
+def _host_expert_copy_estimate(
+    hp: Hparams, host_experts: Sequence[Tensor], n_ubatch: int, n_kv: int, flash_attn: bool
+) -> int:
+    """The first GPU's compute buffer when expert tensors stay in host memory (``-ot``,
+    ``--n-cpu-moe``, CPU layers): ggml-backend.cpp's scheduler hands an op on a host weight to
+    the lowest-numbered backend whose offload_op accepts it (CUDA0, for a micro-batch of at least
+    32 tokens) and starts a new split at each such weight ("the memory of the previously
+    offloaded weights can be reused"), so the buffer holds one copied expert tensor at a time:
+    the largest, beside the f32 tensors live at its MUL_MAT_ID (the input and output over the
+    routed experts, the residual stream and the FFN input) and the KQ mask every later layer
+    reads (f16 with flash attention, f32 without). An estimate like ``_compute_estimate``."""
+    u = n_ubatch
+    k = max(1, hp.n_expert_used)
+    live = (hp.n_ff_exp * k * u + hp.n_embd * k * u + 2 * hp.n_embd * u) * 4
+    mask = n_kv * _pad(u, 64) * (2 if flash_attn else 4)  # GGML_KQ_MASK_PAD
+    return max(t.nbytes for t in host_experts) + live + mask
+
+
 def _float32(x: float) -> float:
     import struct
 
@@ -1057,11 +1082,14 @@ def llamacpp_startup(
                 kv_cpu += k + v
         full = all(dev_of(il) >= 0 for il in range(n_layer + 1))
         devs = []
+        host_experts = [tensors[i] for i in cpu_idx if tensors[i].is_expert]
         for g in range(n_gpus):
             comp = 0.0
             if layers[g]:
                 last = g == dev_of(n_layer)
                 comp = _compute_estimate(hp, nu, n_ctx_seq, fa, with_output=last or not full)
+            if g == 0 and host_experts and not is_metal and nu >= CUDA_OFFLOAD_MIN_BATCH:
+                comp = max(comp, _host_expert_copy_estimate(hp, host_experts, nu, n_ctx_seq, fa))
             name = "Metal" if is_metal else f"CUDA{g}"
             devs.append(DeviceMemory(name, model[g], kv[g], comp, dev_total, layers[g]))
         host_layers = sum(1 for il in range(n_layer + 1) if dev_of(il) < 0)
