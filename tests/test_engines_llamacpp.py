@@ -608,3 +608,10 @@ def test_first_gpu_holds_a_copy_of_a_host_expert_for_large_micro_batches() -> No
     s.pop("gpu")
     small = _devices(llamacpp_startup(_config(rec["config"]), "rtx-3090", fit=False, **s))
     assert small["CUDA0"].compute_bytes < expert
+
+
+def test_parser_reads_the_mid_2025_kv_size_line() -> None:
+    """b5622 prints "( 16384 cells,  48 layers,  1 seqs)" without the n/m of later builds."""
+    log = _log(next(x for x in LOGS if x["id"] == "ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus"))
+    assert log["kv_bytes"] == 1536 * MiB and log["kv_types"] == ("f16", "f16")
+    assert log["kv_cells"] == [16384] and log["kv_layers"] == [48] and log["kv_seqs"] == [(1, 1)]

@@ -1459,7 +1459,8 @@ _RE_KV_BUF = re.compile(
     r"\s+(\S+) KV buffer size\s*=\s*([\d.]+) MiB"
 )
 _RE_KV_SIZE = re.compile(
-    r"llama_kv_cache\w*:\s+size\s*=\s*([\d.]+) MiB\s*\(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) seqs\),"
+    r"llama_kv_cache\w*:\s+size\s*=\s*([\d.]+) MiB\s*\(\s*(\d+) cells,\s*(\d+) layers,"
+    r"\s*(\d+)(?:/(\d+))? seqs\),"
     r"\s*K \((\w+)\):\s*([\d.]+) MiB,\s*V \((\w+)\):\s*([\d.]+) MiB"
 )
 _RE_KV_SELF = re.compile(
@@ -1570,7 +1571,7 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
         out["kv_bytes"] = sum(float(s[0]) for s in sizes) * MiB
         out["kv_cells"] = [int(s[1]) for s in sizes]
         out["kv_layers"] = [int(s[2]) for s in sizes]
-        out["kv_seqs"] = [(int(s[3]), int(s[4])) for s in sizes]
+        out["kv_seqs"] = [(int(s[3]), int(s[4] or s[3])) for s in sizes]  # mid-2025 builds print "N seqs"
         out["kv_types"] = (sizes[0][5], sizes[0][7])
     else:
         ks = _RE_KV_SELF.search(text)
