@@ -595,3 +595,13 @@ def test_no_article_before_a_printed_value_is_wrong():
             for match in _WRONG_ARTICLE.finditer(text):
                 found.append(f"{lesson.id}: …{text[max(0, match.start() - 30) : match.end() + 20]}…")
     assert not found, "\n".join(found)
+
+
+def test_sglangs_pool_rule_is_taught_before_the_question_on_it():
+    """Review 2026-11-29 L4: engines-differ asked why SGLang's pool differs when no text before it
+    named SGLang's rule. The step that asks it teaches it: no profile run, a static fraction of the
+    memory free before the weights, less the weights."""
+    step = _step_of(_lesson(12), "engines-differ")
+    body = step.body.split("```question")[0] if "```question" in step.body else step.body
+    for phrase in ("SGLang", "no profile", "free before", "less the weights", "static-memory-fraction"):
+        assert phrase in body, phrase
