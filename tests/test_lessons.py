@@ -605,3 +605,15 @@ def test_sglangs_pool_rule_is_taught_before_the_question_on_it():
     body = step.body.split("```question")[0] if "```question" in step.body else step.body
     for phrase in ("SGLang", "no profile", "free before", "less the weights", "static-memory-fraction"):
         assert phrase in body, phrase
+
+
+def test_the_design_tpot_question_asks_only_deployments_that_fit():
+    """Review 2026-11-29 L3: {H100 SXM, FP8, 72 users, 8,192 tokens} asked the TPOT of a batch whose
+    pool holds 60 sequences. Every variant's users fit vLLM's pool, the same count step 3 teaches."""
+    from lessons import functions as f
+
+    base = next(q for q in _lesson(12).questions if q.id == "design-tpot")
+    for question in (base, *base.variants()):
+        given = dict(question.inputs)
+        pool = f.served_sequences("llama-3.1-8b", given["gpu"], given["fmt"], given["ctx"])
+        assert given["users"] <= pool, (question.variant_key, pool)
