@@ -607,3 +607,31 @@ def test_transformers_verdict_says_tight_with_the_measured_range():
     at = open_page(preset="hf-gemma2-9b-8k")
     assert next(m.value for m in at.get("metric") if m.label == "Fits?") == "Yes"
     assert any(c.value.startswith("Fits: the allocated peak") for c in at.caption)
+
+
+def _llamacpp_row(row_id: str) -> dict:
+    rows = Path(__file__).parent / "data" / "llamacpp_startups.jsonl"
+    for line in rows.read_text(encoding="utf-8").splitlines():
+        if line.strip() and json.loads(line)["id"] == row_id:
+            return json.loads(line)
+    raise AssertionError(f"no row {row_id}")
+
+
+@pytest.mark.parametrize(
+    ("row_id", "gpus"),
+    [
+        # --no-mmap: CUDA_Host (pinned host memory) beside one CUDA0: one GPU, not two
+        ("ikllama-357-qwen3-235b-q8_0-no-mmap-ffn-cpu", 1),
+        # experts on the CPU across a 4090 and a 5090: CUDA0 and CUDA1
+        ("ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus", 2),
+    ],
+)
+def test_a_llamacpp_logs_settings_count_only_its_gpus(row_id, gpus):
+    from ui.views.will_it_fit import log_settings
+
+    row = _llamacpp_row(row_id)
+    parsed = engines.parse_log("\n".join(row["lines"]))
+    assert parsed["engine"] == "llama.cpp"
+    buffers = parsed["model_buffers"]
+    assert len([d for d in buffers if d.startswith("CUDA")]) >= gpus  # the host buffer is there too
+    assert log_settings(parsed)["fit_gpus"] == gpus

@@ -7,6 +7,7 @@ shared by every session), so a rerun with the same controls costs only drawing.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 
 import streamlit as st
@@ -1157,6 +1158,19 @@ def _count_row(
     }
 
 
+def llamacpp_gpu_devices(buffers: dict[str, Any]) -> list[str]:
+    """The GPUs a llama.cpp log's model buffers name: one per numbered device (CUDA0, ROCm1,
+    Vulkan0, SYCL0), one for Apple's Metal (its plain and mapped buffers); host buffers
+    (CUDA_Host, ROCm_Host: pinned host memory), CPU ones and the row-split buffer are not GPUs."""
+    found: list[str] = []
+    for name in buffers:
+        m = re.fullmatch(r"(CUDA|ROCm|Vulkan|SYCL)(\d+)", name)
+        gpu = m.group(0) if m else ("Metal" if name.startswith("Metal") else None)
+        if gpu and gpu not in found:
+            found.append(gpu)
+    return found
+
+
 def log_settings(parsed: dict[str, Any]) -> dict[str, Any]:
     """The page's controls a parsed log sets ("Use this log's settings"): only what it printed."""
     from simulators.engines.llamacpp import preset_of
@@ -1206,7 +1220,7 @@ def log_settings(parsed: dict[str, Any]) -> dict[str, Any]:
         preset = preset_of(parsed)
         if preset:
             out["fit_quant"] = preset
-        gpus = [d for d in (parsed.get("model_buffers") or {}) if d.startswith(("CUDA", "ROCm", "Metal"))]
+        gpus = llamacpp_gpu_devices(parsed.get("model_buffers") or {})
         if gpus:
             out["fit_gpus"] = len(gpus)
         offloaded, layers = parsed.get("offloaded_layers"), parsed.get("total_layers")
