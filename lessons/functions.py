@@ -1121,14 +1121,28 @@ def served_tpot_ms(model: str, gpu: str, fmt: str, batch: int, context: int, sha
     return step.step_time_s * 1e3 / _share(share)
 
 
+def prefill_linear_flops(model: str, prompt: int) -> float:
+    """FLOPs of one ``prompt``-token prefill in the layers' weight matmuls: 2 × the weights a token is
+    multiplied by (less the output head) × tokens, plus the head for the last token only."""
+    tokens = _within_context(model, prompt)
+    return 2 * (matmul_params(model) - head_params(model)) * tokens + 2 * head_params(model)
+
+
+def prefill_attention_flops(model: str, prompt: int) -> float:
+    """FLOPs of one ``prompt``-token causal prefill in attention (scores and the weighted sum): the
+    prefill's FLOPs (``llm_speed.prefill_time_s``, head for the last token only) less its weight matmuls."""
+    tokens = _within_context(model, prompt)
+    total = llm_speed.prefill_time_s(_model(model), tokens, peak_flops=1.0, mfu=1.0, logits="last")
+    return total - prefill_linear_flops(model, prompt)
+
+
 def served_ttft_s(model: str, gpu: str, fmt: str, prompt: int, mfu: float = 0.55) -> float:
-    """Time to first token for one ``prompt``-token prompt alone: 2 × parameters × tokens (plus
-    attention, the output head for the last token only) at ``mfu`` of the dense peak of the
-    weights' format (FP8 weights run FP8 matmuls), s."""
-    peak = _gpu(gpu).peak_flops(fmt if fmt == "fp8" else "bf16")
-    return llm_speed.prefill_time_s(
-        _model(model), _within_context(model, prompt), peak_flops=peak, mfu=mfu, logits="last"
-    )
+    """Time to first token for one ``prompt``-token prompt alone, each part at ``mfu`` of its own
+    format's dense peak: the weight matmuls at the weights' format (FP8 weights run FP8 matmuls), the
+    attention at BF16 (the KV cache and the attention kernels stay in BF16), s."""
+    peak = _gpu(gpu)
+    weights = prefill_linear_flops(model, prompt) / (peak.peak_flops("fp8" if fmt == "fp8" else "bf16") * mfu)
+    return weights + prefill_attention_flops(model, prompt) / (peak.peak_flops("bf16") * mfu)
 
 
 def served_usd_per_million(

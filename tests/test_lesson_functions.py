@@ -133,6 +133,20 @@ def test_prefill_runs_only_the_last_token_through_the_output_head():
     assert every == pytest.approx(121, abs=1)
 
 
+def test_prefill_prices_the_weights_and_the_attention_each_at_its_own_precision():
+    """Review 2026-11-29 L2: with FP8 weights and a BF16 KV cache, the weights' matmuls run at the FP8
+    peak but attention at the BF16 one. Llama 3.1 8B, 16,384 tokens on an H100 at 55 %: 2.287e14
+    FLOPs ÷ (0.55 × 1,979e12) + 7.04e13 ÷ (0.55 × 989.5e12) = 0.210 + 0.129 = 0.339 s, not the
+    0.275 s of pricing both at FP8; at 8,192 tokens 0.137 s, not 0.121 s."""
+    attention = f.prefill_attention_flops("llama-3.1-8b", 16384)
+    assert attention == pytest.approx(2 * 32 * 4096 * 16384**2, rel=1e-9)
+    assert f.prefill_linear_flops("llama-3.1-8b", 16384) == pytest.approx(2.287e14, rel=1e-3)
+    assert f.served_ttft_s("llama-3.1-8b", "h100-sxm", "fp8", 16384) == pytest.approx(0.339, abs=0.001)
+    assert f.served_ttft_s("llama-3.1-8b", "h100-sxm", "fp8", 8192) == pytest.approx(0.137, abs=0.001)
+    assert f.served_ttft_s("llama-3.1-8b", "h100-sxm", "bf16", 16384) == pytest.approx(0.550, abs=0.001)
+    both_fp8 = (f.prefill_linear_flops("llama-3.1-8b", 16384) + attention) / (0.55 * 1979e12)
+    assert both_fp8 == pytest.approx(0.275, abs=0.001)
+
 
 def test_the_article_before_a_printed_value_follows_how_it_is_said():
     """Review 2026-11-29 L13: "a 8,192-token prompt", "a FP8 KV cache"."""
