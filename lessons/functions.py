@@ -1479,6 +1479,46 @@ def design_verdict_text(
 LABELS["design_verdict_text"] = design_verdict_text
 
 
+def design_name(index: float) -> str:
+    """A design of ``DESIGNS`` in words: "one H200 SXM with FP8 weights"."""
+    gpu, fmt = DESIGNS[int(index)]
+    return f"one {gpu_name(gpu)} with {dtype_name(fmt)} weights"
+
+
+def cheapest_design_text(
+    model: str, users: int, context: int, prompt: int, tpot_ms: float, ttft_s: float, budget_usd: float
+) -> str:
+    """The design ``cheapest_design`` keys, named, with its verdict and its price across the range of
+    engine shares, in one sentence."""
+    index = cheapest_design(model, users, context, prompt, tpot_ms, ttft_s, budget_usd)
+    if index < 0:
+        return "No design meets the targets at any share in the range."
+    gpu, fmt = DESIGNS[int(index)]
+    verdict = design_verdict(model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, budget_usd)
+    price = design_usd_per_hour(gpu)
+    fast = served_usd_per_million(model, gpu, fmt, users, context, price, decode_share("high"))
+    slow = served_usd_per_million(model, gpu, fmt, users, context, price)
+    which = "right at every share" if verdict == 1.0 else "right at some shares (none is right at every one)"
+    return (
+        f"The cheapest design that is {which} is {design_name(index)}, "
+        f"USD {fast:.3f} to {slow:.3f} per million tokens."
+    )
+
+
+def design_price_spread(model: str, users: int, context: int) -> float:
+    """How far apart the four designs' prices lie at one engine share: the dearest ÷ the cheapest − 1."""
+    prices = [
+        served_usd_per_million(model, gpu, fmt, users, context, design_usd_per_hour(gpu))
+        for gpu, fmt in DESIGNS
+    ]
+    return max(prices) / min(prices) - 1
+
+
+LABELS["design_name"] = design_name
+LABELS["cheapest_design_text"] = cheapest_design_text
+FUNCTIONS["design_price_spread"] = design_price_spread
+
+
 def half_dtype_name(gpu: str) -> str:
     """The 16-bit format a GPU runs: "BF16" where the catalog has a BF16 peak for it, else "FP16"
     (a T4 or a V100 has no BF16; engines run FP16 there, with the same bytes)."""

@@ -626,3 +626,20 @@ def test_the_llama_cpp_step_says_fit_shrinks_an_unset_context_first():
     assert "Without `-c` it first shrinks the context" in step.body and "common/fit.cpp" in step.body
     base = next(q for q in step.questions if q.id == "llamacpp-gpu-layers")
     assert all("`-c " in q.prompt for q in (base, *base.variants()))
+
+
+def test_the_design_explanation_names_the_design_it_keys():
+    """Review 2026-11-29 L11: the explanation typed "the H200 with FP8 weights" as the cheapest
+    design; it now names the design ``cheapest_design`` keys, in every variant."""
+    from lessons import functions as f
+
+    base = next(q for q in _lesson(12).questions if q.id == "design-pick")
+    for question in (base, *base.variants()):
+        given = dict(question.inputs)
+        users, ctx = given["users"], given["ctx"]
+        targets = (given["tpot"], given["ttft"], given["budget"])
+        index = f.cheapest_design("llama-3.1-8b", users, ctx, ctx, *targets)
+        assert question.options[question.answer].origin == index
+        assert f"is {f.design_name(index)}," in question.explanation, question.variant_key
+        others = [f.design_name(i) for i in range(len(f.DESIGNS)) if i != index]
+        assert not any(f"is {name}," in question.explanation for name in others)
