@@ -1100,6 +1100,60 @@ def decode_share(end: str = "low") -> float:
     raise ValueError(f"end must be 'low' or 'high', got {end!r}")
 
 
+# The taught range of the share of a format's dense peak a prefill reaches. Its low end is a
+# planning figure, not a measurement: roofline.run's default MFU for prefill on H100-class hardware
+# ("We default to 0.45 for training, 0.35 for decode, and 0.55 for prefill on H100-class hardware",
+# https://roofline.run/about/methodology). Its high end is measured: the rate this project's own
+# runs reached on one 8,192³ matrix multiply in that format (measure/samples/, an H100 and an H200),
+# which a whole prefill, mostly such matmuls plus attention and small kernels, cannot beat.
+PREFILL_PLANNING_SHARE = 0.55
+_MATMUL_SAMPLES = {"h100-sxm": "h100-sxm-80gb.json", "h200-sxm": H200_SAMPLE}
+_TORCH_DTYPES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp8": "float8_e4m3fn",
+    "tf32": "tf32",
+    "fp32": "float32",
+}
+
+
+def measured_matmul_tflops(gpu: str, dtype: str = "bf16", size: int = 8192) -> float:
+    """A square ``size``³ matmul in ``dtype`` measured by this project's suite on ``gpu`` (the H100 SXM
+    or the H200 SXM sample in measure/samples/), TFLOP/s (10¹² FLOP/s)."""
+    from measure.samples import load_sample
+
+    if gpu not in _MATMUL_SAMPLES:
+        raise ValueError(f"no measured matmul on {gpu!r}: this project measured {sorted(_MATMUL_SAMPLES)}")
+    if dtype not in _TORCH_DTYPES:
+        raise ValueError(f"no measured matmul in {dtype!r}: choose one of {sorted(_TORCH_DTYPES)}")
+    found = [
+        r
+        for r in load_sample(_MATMUL_SAMPLES[gpu])["results"]
+        if r.get("kind") == "matmul"
+        and r.get("dtype") == _TORCH_DTYPES[dtype]
+        and (r.get("m"), r.get("n"), r.get("k")) == (size, size, size)
+    ]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} {dtype} {size}³ matmul records in the {gpu} sample")
+    return float(found[0]["tflops"])
+
+
+def measured_matmul_share(gpu: str, dtype: str = "bf16") -> float:
+    """The measured 8,192³ matmul on ``gpu`` as a share of the format's dense datasheet peak."""
+    return measured_matmul_tflops(gpu, dtype) / peak_tflops(gpu, dtype)
+
+
+def prefill_share(end: str = "low", gpu: str = "h100-sxm", dtype: str = "bf16") -> float:
+    """The taught range of the share of ``dtype``'s dense peak a prefill reaches on ``gpu``: "low" is
+    the planning figure ``PREFILL_PLANNING_SHARE`` (roofline.run's default), "high" the measured
+    matmul share (``measured_matmul_share``), which no whole prefill beats."""
+    if end == "low":
+        return PREFILL_PLANNING_SHARE
+    if end == "high":
+        return measured_matmul_share(gpu, dtype)
+    raise ValueError(f"end must be 'low' or 'high', got {end!r}")
+
+
 def _share(share: float) -> float:
     """A share of the bound as a lesson passes it: 0 means the low end of the taught range."""
     value = float(share) or decode_share("low")
@@ -1136,13 +1190,20 @@ def prefill_attention_flops(model: str, prompt: int) -> float:
     return total - prefill_linear_flops(model, prompt)
 
 
-def served_ttft_s(model: str, gpu: str, fmt: str, prompt: int, mfu: float = 0.55) -> float:
-    """Time to first token for one ``prompt``-token prompt alone, each part at ``mfu`` of its own
-    format's dense peak: the weight matmuls at the weights' format (FP8 weights run FP8 matmuls), the
-    attention at BF16 (the KV cache and the attention kernels stay in BF16), s."""
+def served_ttft_s(model: str, gpu: str, fmt: str, prompt: int, end: str = "low") -> float:
+    """Time to first token for one ``prompt``-token prompt alone, each part at the ``end`` of the
+    prefill range (``prefill_share``) of its own format's dense peak: the weight matmuls in the
+    weights' format (FP8 weights run FP8 matmuls), the attention in BF16 (the KV cache and the
+    attention kernels stay in BF16), s."""
+    weight_dtype = "fp8" if fmt == "fp8" else "bf16"
     peak = _gpu(gpu)
-    weights = prefill_linear_flops(model, prompt) / (peak.peak_flops("fp8" if fmt == "fp8" else "bf16") * mfu)
-    return weights + prefill_attention_flops(model, prompt) / (peak.peak_flops("bf16") * mfu)
+    weights = prefill_linear_flops(model, prompt) / (
+        peak.peak_flops(weight_dtype) * prefill_share(end, gpu, weight_dtype)
+    )
+    attention = prefill_attention_flops(model, prompt) / (
+        peak.peak_flops("bf16") * prefill_share(end, gpu, "bf16")
+    )
+    return weights + attention
 
 
 def served_usd_per_million(
@@ -1178,10 +1239,11 @@ def design_min_share(
 ) -> float:
     """The least share of the bandwidth bound at which a design meets every target: TPOT and price
     both scale as 1 ÷ share, so it is the larger of bound ÷ TPOT target and price at the bound ÷
-    budget; infinity when the pool or the TTFT fails (no engine speed mends those)."""
+    budget; infinity when the pool fails or the TTFT misses its target even at the high end of the
+    prefill range (no decode speed mends those)."""
     if (
         served_sequences(model, gpu, fmt, context) < int(users)
-        or served_ttft_s(model, gpu, fmt, prompt) > ttft_s
+        or served_ttft_s(model, gpu, fmt, prompt, "high") > ttft_s
     ):
         return math.inf
     bound_ms = served_tpot_ms(model, gpu, fmt, users, context, 1.0)
@@ -1201,14 +1263,16 @@ def design_ok(
     usd_per_hour: float,
     budget_usd: float,
     share: float = 0,
+    prefill: str = "low",
 ) -> float:
     """1 if a design serves ``users`` sequences of ``context`` tokens within the pool, at most
     ``tpot_ms`` per token and ``ttft_s`` to the first token, for at most ``budget_usd`` per million
-    tokens when the engine reaches ``share`` of the bound (0: the low end of the range); else 0."""
+    tokens when the engine reaches ``share`` of the decode bound (0: the low end of the range) and
+    its prefill the ``prefill`` end of the prefill range; else 0."""
     return float(
         served_sequences(model, gpu, fmt, context) >= int(users)
         and served_tpot_ms(model, gpu, fmt, users, context, share) <= tpot_ms
-        and served_ttft_s(model, gpu, fmt, prompt) <= ttft_s
+        and served_ttft_s(model, gpu, fmt, prompt, prefill) <= ttft_s
         and served_usd_per_million(model, gpu, fmt, users, context, usd_per_hour, share) <= budget_usd
     )
 
@@ -1224,13 +1288,15 @@ def design_verdict(
     ttft_s: float,
     budget_usd: float,
 ) -> float:
-    """A design against the targets over the taught range of engine shares: 1 when it meets every
-    target at every share in the range (even the low end), 0 when it meets them at none (not even
-    the high end), 0.5 when it depends on where in the range the engine lands."""
+    """A design against the targets over the taught ranges of engine shares (decode and prefill): 1
+    when it meets every target at every share in both ranges (even their low ends), 0 when it meets
+    them at none (not even the high ends), 0.5 when it depends on where in the ranges the engine lands."""
     need = design_min_share(model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, budget_usd)
-    if need <= decode_share("low"):
+    if need > decode_share("high"):
+        return 0.0
+    if need <= decode_share("low") and served_ttft_s(model, gpu, fmt, prompt, "low") <= ttft_s:
         return 1.0
-    return 0.5 if need <= decode_share("high") else 0.0
+    return 0.5
 
 
 def cheapest_design(
@@ -1453,26 +1519,41 @@ def design_verdict_text(
     ttft_s: float,
     budget_usd: float,
 ) -> str:
-    """What ``design_verdict`` says of a design, in one sentence with the figure that decides it."""
+    """What ``design_verdict`` says of a design, in one sentence with the figures that decide it."""
     low, high = decode_share("low"), decode_share("high")
     verdict = design_verdict(model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, budget_usd)
     need = design_min_share(model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, budget_usd)
+    slow, fast = served_ttft_s(model, gpu, fmt, prompt, "low"), served_ttft_s(model, gpu, fmt, prompt, "high")
     if verdict == 1.0:
-        return f"Right at every share in the range: it needs only {need:.0%} of the bound."
-    if verdict == 0.5:
         return (
-            f"It depends on the engine: it meets every target only if the engine reaches at least "
-            f"{need:.0%} of the bound, inside the range of {low:.0%} to {high:.0%}; measure before you "
-            "promise the targets."
+            f"Right at every share in both ranges: it needs only {need:.0%} of the decode bound, and its "
+            f"TTFT is {slow:.2f} s even at the prefill range's low end."
+        )
+    if verdict == 0.5:
+        needs = []
+        if need > low:
+            needs.append(
+                f"its decode reaches at least {need:.0%} of the bound (the range is {low:.0%} to {high:.0%})"
+            )
+        if slow > ttft_s:
+            needs.append(
+                f"its prefill runs fast enough for the {ttft_s:g} s TTFT target (its TTFT is {slow:.2f} s "
+                f"at the prefill range's low end, {fast:.2f} s at its high end)"
+            )
+        return (
+            "It depends on the engine: it meets every target only if " + " and ".join(needs) + "; measure "
+            "before you promise the targets."
         )
     pool = served_sequences(model, gpu, fmt, context)
     if pool < int(users):
         return (
             f"Wrong at every share: the pool holds {pool:.0f} sequences, fewer than the {int(users)} users."
         )
-    ttft = served_ttft_s(model, gpu, fmt, prompt)
-    if ttft > ttft_s:
-        return f"Wrong at every share: its TTFT of {ttft:.2f} s misses the {ttft_s:g} s target."
+    if fast > ttft_s:
+        return (
+            f"Wrong at every share: its TTFT is {fast:.2f} s even at the prefill range's high end, over the "
+            f"{ttft_s:g} s target."
+        )
     return f"Wrong at every share: it needs {need:.0%} of the bound, more than the best engine's {high:.0%}."
 
 

@@ -83,29 +83,68 @@ def _tpot_ms(gpu: str, fmt: str, users: int, ctx: int, share: float | None = Non
     return users / _tok_s("llama-3.1-8b", gpu, users, ctx, fmt) / share * 1e3
 
 
-def _ttft_s(gpu: str, fmt: str, prompt: int) -> float:
-    """2 × matmul parameters × tokens + causal attention (4 · layers · heads × head_dim · T/2 · T,
-    Kaplan et al. 2020 §2.1), with the output head (vocab × hidden) for the last token only, at 55 %
-    of the format's dense peak."""
+# The prefill range: roofline.run's default prefill MFU for H100-class GPUs (0.55,
+# https://roofline.run/about/methodology, a planning figure) up to the share of the format's dense
+# peak the project's own 8,192³ matmul reached on that GPU (measure/samples/).
+PREFILL_PLANNING = 0.55
+TORCH_DTYPE = {"bf16": "bfloat16", "fp8": "float8_e4m3fn"}
+
+
+def _matmul_share(gpu: str, dtype: str) -> float:
+    record = next(
+        r
+        for r in _sample(gpu)["results"]
+        if r.get("kind") == "matmul"
+        and r.get("dtype") == TORCH_DTYPE[dtype]
+        and r.get("m") == r.get("k") == 8192
+    )
+    return record["tflops"] * 1e12 / get_accelerator(gpu).peak_flops(dtype)
+
+
+def prefill_range(gpu: str, dtype: str) -> tuple[float, float]:
+    return PREFILL_PLANNING, _matmul_share(gpu, dtype)
+
+
+def _ttft_s(gpu: str, fmt: str, prompt: int, t: float = 0.0) -> float:
+    """2 × matmul parameters × tokens with the output head (vocab × hidden) for the last token only,
+    at the weights' format's dense peak; causal attention (4 · layers · heads × head_dim · T/2 · T,
+    Kaplan et al. 2020 §2.1) at the BF16 peak, since the KV cache is BF16. Each at a share ``t`` of
+    the way from the low end of the prefill range to the high end for its format."""
     spec = _spec("llama-3.1-8b")
     attention = 2 * spec.num_layers * spec.num_heads * spec.head_dim * prompt * prompt
     head = spec.vocab_size * spec.hidden_size
-    flops = 2 * (spec.matmul_params(active=True) - head) * prompt + 2 * head + attention
-    peak = get_accelerator(gpu).peak_flops("fp8" if fmt == "fp8" else "bf16")
-    return flops / (0.55 * peak)
+    weights = 2 * (spec.matmul_params(active=True) - head) * prompt + 2 * head
+    wfmt = "fp8" if fmt == "fp8" else "bf16"
+
+    def share(dtype: str) -> float:
+        low, high = prefill_range(gpu, dtype)
+        return low + (high - low) * t
+
+    accelerator = get_accelerator(gpu)
+    return weights / (share(wfmt) * accelerator.peak_flops(wfmt)) + attention / (
+        share("bf16") * accelerator.peak_flops("bf16")
+    )
 
 
 def design_meets(
-    gpu: str, fmt: str, users: int, ctx: int, tpot: float, ttft: float, budget: float, share: float
+    gpu: str,
+    fmt: str,
+    users: int,
+    ctx: int,
+    tpot: float,
+    ttft: float,
+    budget: float,
+    share: float,
+    prefill: float = 0.0,
 ) -> tuple[bool, float]:
-    """Whether a design meets every target when the engine reaches ``share`` of the bound, and its
-    price in USD per million tokens."""
+    """Whether a design meets every target when the engine reaches ``share`` of the decode bound and
+    its prefill ``prefill`` of the way across the prefill range, and its price in USD per million."""
     tpot_ms = _tpot_ms(gpu, fmt, users, ctx, share)
     usd = USD_PER_HOUR[gpu] * 1e6 / (users / (tpot_ms / 1e3) * 3600)
     return (
         _pool_sequences("llama-3.1-8b", gpu, fmt, ctx) >= users
         and tpot_ms <= tpot
-        and _ttft_s(gpu, fmt, ctx) <= ttft
+        and _ttft_s(gpu, fmt, ctx, prefill) <= ttft
         and usd <= budget
     ), usd
 
@@ -114,15 +153,18 @@ DESIGNS = (("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("h200-sxm", "bf16"), ("h2
 
 
 def design_sweep(
-    users: int, ctx: int, tpot: float, ttft: float, budget: float, points: int = 41
+    users: int, ctx: int, tpot: float, ttft: float, budget: float, points: int = 41, prefill_points: int = 11
 ) -> list[str]:
-    """Each written design over ``points`` shares across the taught range: "right" (meets every
-    target at every share), "wrong" (at none) or "depends"."""
+    """Each written design over ``points`` decode shares × ``prefill_points`` prefill shares across
+    the taught ranges: "right" (meets every target everywhere), "wrong" (nowhere) or "depends"."""
     low, high = share_range()
     shares = [low + (high - low) * i / (points - 1) for i in range(points)]
+    prefills = [i / (prefill_points - 1) for i in range(prefill_points)]
     verdicts = []
     for gpu, fmt in DESIGNS:
-        meets = [design_meets(gpu, fmt, users, ctx, tpot, ttft, budget, s)[0] for s in shares]
+        meets = [
+            design_meets(gpu, fmt, users, ctx, tpot, ttft, budget, s, p)[0] for s in shares for p in prefills
+        ]
         verdicts.append("right" if all(meets) else "wrong" if not any(meets) else "depends")
     return verdicts
 
