@@ -231,7 +231,6 @@ def test_a_context_above_the_models_limit_is_refused():
         ("llama-3.1-8b", {"tp": 0}, "tp"),
         ("llama-3.1-8b", {"page_size": 0}, "page_size"),
         ("llama-3.1-8b", {"mem_fraction_static": 1.5}, "mem_fraction_static"),
-        ("nemotron-3-nano-30b-a3b", {}, "Mamba-2"),
         ("qwen3-next-80b-a3b", {"rules": "0.5.3"}, "rules"),
         ("qwen3-next-80b-a3b", {"mamba_ssm_dtype": "int8"}, "mamba_ssm_dtype"),
         ("llama-3.1-8b", {"max_mamba_cache_size": 10}, "max_mamba_cache_size"),
@@ -579,3 +578,21 @@ def test_will_it_fit_shows_qwen_3_5_on_sglang():
     assert metrics(at)["max_total_num_tokens"] == f"{s.max_total_num_tokens:,} tokens"
     line = f"Mamba Cache is allocated. max_mamba_cache_size: {s.max_mamba_cache_size},"
     assert any(line in c.value for c in at.code)
+
+
+def test_nemotron_h_mamba_2_state_follows_its_config_class():
+    """Nemotron 3 Nano (23 Mamba-2 layers, 64 heads of 64, state 128, 8 groups): SGLang 0.5.23's
+    configs/nemotron_h.py builds the same Mamba2StateShape from mamba_num_heads, mamba_head_dim,
+    n_groups and ssm_state_size; its config class has no mamba_ssm_dtype, so the SSM state is
+    float32. At TP 4: conv (64 x 64 + 2 x 8 x 128) / 4 x 3 bf16, SSM 16 x 64 x 128 fp32 a layer."""
+    cfg = get_model_preset("nemotron-3-nano-30b-a3b").config
+    spec = ModelSpec.from_hf_config(cfg)
+    m = sglang_mamba_state(cfg, spec, tp=4)
+    assert (m.layers, m.conv_shape, m.ssm_shape, m.ssm_dtype) == (23, (1536, 3), (16, 64, 128), "float32")
+    assert m.per_request_bytes == 23 * (1536 * 3 * 2 + 16 * 64 * 128 * 4)
+    s = sglang_startup(cfg, "h100-sxm", tp=4)
+    assert s.fits and s.cell.full_layers == 6 and s.max_mamba_cache_size > 0
+    # another Mamba-2 family is refused by name, not sized with Nemotron-H's rule
+    other = {**cfg, "architectures": ["FalconH1ForCausalLM"]}
+    with pytest.raises(EngineError, match="architectures"):
+        sglang_startup(other, "h100-sxm", tp=4)

@@ -38,7 +38,8 @@ and CUDA graphs. ``sglang_startup`` follows the released wheel of SGLang 0.5.23 
   100 MiB of the budget back (``mm_runtime_reservation_gb``). Checked on two logs that print the
   Mamba pool (Qwen3.5-397B-A17B, inferred from the bytes, at TP 2 and TP 8): the state a slot
   times the printed slots gives the printed conv and SSM sizes, and the ratio rule gives back the
-  printed slot count from the log's own pools. Mamba-2 and other recurrent layers are refused.
+  printed slot count from the log's own pools. Nemotron-H's Mamba-2 layers take the same pool
+  (``configs/nemotron_h.py``); other state-space families and recurrent layers are refused.
 - ``managers/scheduler.py`` and ``mem_cache/memory_pool.py``: the lines it prints.
 
 Older logs follow their own release where its rules differ (``rules="0.5.3"``,
@@ -338,6 +339,7 @@ class SglangMambaState:
     ssm_dtype: str
     conv_bytes: int  # per request, all layers
     ssm_bytes: int
+    kind: str = "Gated DeltaNet"  # or "Mamba-2" (Nemotron-H)
 
     @property
     def per_request_bytes(self) -> int:
@@ -360,6 +362,9 @@ def sglang_mamba_state(
     each ``full_attention_interval``-th (lines 259-285).
     """
     cfg = _text(config)
+    kinds = spec.kinds()
+    if "ssm" in kinds:
+        return _nemotron_h_state(config, spec, tp=tp, mamba_ssm_dtype=mamba_ssm_dtype)
     needed = (
         "linear_num_key_heads",
         "linear_num_value_heads",
@@ -377,7 +382,6 @@ def sglang_mamba_state(
     k_dim, v_dim = int(cfg["linear_key_head_dim"]), int(cfg["linear_value_head_dim"])
     kernel = int(cfg.get("linear_conv_kernel_dim", 4) or 4)
     interval = cfg.get("full_attention_interval")
-    kinds = spec.kinds()
     linear_ids = [i for i, k in enumerate(kinds) if k == "linear"]
     if isinstance(interval, int) and interval > 0:
         by_interval = [i for i in range(spec.num_layers) if (i + 1) % interval]
@@ -386,26 +390,89 @@ def sglang_mamba_state(
                 f"config layer_types: SGLang places linear layers by full_attention_interval"
                 f" ({interval}), and this config's layer_types disagree; not modelled"
             )
-    groups = k_heads
-    if groups % tp:  # extra_groups_for_head_shards (mamba_utils.py lines 28-37)
-        groups += tp - groups
-    conv_dim = v_heads * v_dim + 2 * groups * k_dim
-    if conv_dim % tp or v_heads % tp:
-        raise EngineError(
-            f"tp {tp}: the linear-attention heads ({v_heads} value heads, conv width {conv_dim})"
-            " do not divide over it (mamba_utils.py divide())"
-        )
     ssm_name = mamba_ssm_dtype or str(
         cfg.get("mamba_ssm_dtype") or config.get("mamba_ssm_dtype") or "float32"
     )
+    return _mamba2_state(
+        intermediate=v_heads * v_dim,
+        groups=k_heads,
+        heads=v_heads,
+        head_dim=v_dim,
+        state=k_dim,
+        kernel=kernel,
+        layers=len(linear_ids),
+        tp=tp,
+        ssm_name=ssm_name,
+    )
+
+
+def _mamba2_state(
+    *,
+    intermediate: int,
+    groups: int,
+    heads: int,
+    head_dim: int,
+    state: int,
+    kernel: int,
+    layers: int,
+    tp: int,
+    ssm_name: str,
+    kind: str = "Gated DeltaNet",
+) -> SglangMambaState:
+    """``Mamba2StateShape.create`` (SGLang 0.5.23 ``configs/mamba_utils.py`` lines 199-247) and
+    ``mamba_cache_per_req`` (lines 115-125), conv state in bfloat16 (``SGLANG_MAMBA_CONV_DTYPE``)."""
+    if groups % tp:  # extra_groups_for_head_shards (mamba_utils.py lines 28-37)
+        groups += tp - groups
+    conv_dim = intermediate + 2 * groups * state
+    if conv_dim % tp or heads % tp:
+        raise EngineError(
+            f"tp {tp}: the state heads ({heads} heads, conv width {conv_dim}) do not divide over"
+            " it (mamba_utils.py divide())"
+        )
     if ssm_name not in _SSM_DTYPES:
         raise EngineError(f"mamba_ssm_dtype {ssm_name!r}: choose one of {', '.join(_SSM_DTYPES)}")
     conv_shape = (conv_dim // tp, kernel - 1)
-    ssm_shape = (v_heads // tp, v_dim, k_dim)
-    n = len(linear_ids)
-    conv = conv_shape[0] * conv_shape[1] * 2 * n
-    ssm = ssm_shape[0] * ssm_shape[1] * ssm_shape[2] * _SSM_DTYPES[ssm_name] * n
-    return SglangMambaState(n, conv_shape, ssm_shape, ssm_name, conv, ssm)
+    ssm_shape = (heads // tp, head_dim, state)
+    conv = conv_shape[0] * conv_shape[1] * 2 * layers
+    ssm = ssm_shape[0] * ssm_shape[1] * ssm_shape[2] * _SSM_DTYPES[ssm_name] * layers
+    return SglangMambaState(layers, conv_shape, ssm_shape, ssm_name, conv, ssm, kind)
+
+
+def _nemotron_h_state(
+    config: Mapping[str, Any], spec: ModelSpec, *, tp: int, mamba_ssm_dtype: str | None
+) -> SglangMambaState:
+    """Nemotron-H's Mamba-2 layers (SGLang 0.5.23 ``configs/nemotron_h.py: mamba2_cache_params``,
+    lines 424-439): intermediate = mamba_num_heads × mamba_head_dim, groups = n_groups, state =
+    ssm_state_size, over the layers ``hybrid_override_pattern`` marks "M" (lines 408-414). Its
+    config class has no ``mamba_ssm_dtype``, so the SSM state is float32 (``mamba2_state_dtype``)
+    whatever the checkpoint's ``mamba_ssm_cache_dtype`` says, unless ``--mamba-ssm-dtype``."""
+    cfg = _text(config)
+    archs = [str(a) for a in (config.get("architectures") or [])]
+    if not any(a.startswith("NemotronH") for a in archs):
+        raise EngineError(
+            f"architectures {archs or '(none)'}: SGLang's Mamba pool is modelled for Gated DeltaNet"
+            " (Qwen3-Next, Qwen 3.5) and Nemotron-H's Mamba-2 layers only"
+        )
+    needed = ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups")
+    missing = [k for k in needed if not isinstance(cfg.get(k), int) or cfg.get(k) <= 0]
+    if missing:
+        raise EngineError(f"config {missing[0]}: Nemotron-H's Mamba-2 state needs {', '.join(needed)}")
+    pattern = str(cfg.get("hybrid_override_pattern") or "")
+    layers = pattern.count("M")
+    if layers != spec.kinds().count("ssm"):
+        raise EngineError("config hybrid_override_pattern: its Mamba layers differ from the layers read")
+    return _mamba2_state(
+        intermediate=int(cfg["mamba_num_heads"]) * int(cfg["mamba_head_dim"]),
+        groups=int(cfg["n_groups"]),
+        heads=int(cfg["mamba_num_heads"]),
+        head_dim=int(cfg["mamba_head_dim"]),
+        state=int(cfg["ssm_state_size"]),
+        kernel=int(cfg.get("conv_kernel", 4) or 4),
+        layers=layers,
+        tp=tp,
+        ssm_name=mamba_ssm_dtype or "float32",
+        kind="Mamba-2",
+    )
 
 
 def sglang_mamba_cache_size(
@@ -427,7 +494,8 @@ def sglang_cell(spec: ModelSpec, *, tp: int, kv_bytes: int, single_pool: bool = 
     layers keep the latent and the RoPE key (``calculate_mla_kv_cache_dim``), whole on every
     rank. A model with sliding-window layers gets SGLang's hybrid SWA pools. Gated DeltaNet
     layers (Qwen3-Next, Qwen 3.5) keep no KV here: their state is the Mamba pool
-    (``sglang_mamba_state``). Mamba-2 / recurrent layers and chunked attention are refused by name.
+    (``sglang_mamba_state``), as do Nemotron-H's Mamba-2 layers. Recurrent layers and chunked
+    attention are refused by name.
     ``single_pool``: one pool over every attention layer, sliding ones included, as SGLang
     0.4.4.post2's ``profile_max_num_token`` sizes it.
     """
@@ -448,7 +516,7 @@ def sglang_cell(spec: ModelSpec, *, tp: int, kv_bytes: int, single_pool: bool = 
                 swa, n_swa = swa + per, n_swa + 1
         elif kind in ("shared", "none"):
             continue
-        elif kind == "linear" and not single_pool:
+        elif kind in ("linear", "ssm") and not single_pool:
             # a Gated DeltaNet layer keeps no KV: its state lives in the Mamba pool
             # (sglang_mamba_state); DefaultPoolConfigurator counts only
             # mambaish.full_attention_layer_ids (SGLang 0.5.23 pool_configurator.py lines 229-236)
@@ -457,10 +525,9 @@ def sglang_cell(spec: ModelSpec, *, tp: int, kv_bytes: int, single_pool: bool = 
             raise EngineError(
                 f"layer {i} ({kind}): SGLang's state pool for this layer kind is not modelled"
                 + (
-                    " under these rules (only SGLang 0.5.23's Mamba pool for Gated DeltaNet is)"
-                    if kind == "linear"
-                    else " (Mamba-2 / recurrent layers: only Gated DeltaNet, as in Qwen3-Next and"
-                    " Qwen 3.5, is)"
+                    " under these rules (only SGLang 0.5.23's Mamba pool is)"
+                    if kind in ("linear", "ssm")
+                    else " (recurrent layers: only Gated DeltaNet and Nemotron-H's Mamba-2 are)"
                 )
             )
         else:
@@ -580,7 +647,7 @@ class SglangStartup:
                         "mamba_state",
                         f"Linear-attention state ({self.max_mamba_cache_size:,} request slots)",
                         self.mamba_bytes,
-                        f"SGLang's Mamba pool: {self.mamba.layers} Gated DeltaNet layers,"
+                        f"SGLang's Mamba pool: {self.mamba.layers} {self.mamba.kind} layers,"
                         f" {self.mamba.per_request_bytes / MiB:,.2f} MiB a request slot (conv state"
                         f" bfloat16, SSM state {self.mamba.ssm_dtype}), max_mamba_cache_size + 1 slots.",
                         SOURCES["mamba"],
@@ -826,8 +893,8 @@ def sglang_startup(
     Refusals SGLang itself would raise come back as ``verdict="refused"`` with its words: a
     context above the model's limit, weights that leave nothing for the pool (with the smallest
     fraction that would start). What this module does not model raises ``EngineError`` naming the
-    field: FP4/MXFP8 KV, Mamba-2 or recurrent layers (and linear attention under rules older
-    than 0.5.23), MXFP4 experts, speculative drafts.
+    field: FP4/MXFP8 KV, recurrent layers or a Mamba-2 family other than Nemotron-H (and any
+    state layers under rules older than 0.5.23), MXFP4 experts, speculative drafts.
     """
     if not isinstance(config, Mapping):
         raise EngineError("config must be the model's config.json object")
@@ -911,7 +978,7 @@ def sglang_startup(
         kv_label = kv_cache_dtype
     cell = sglang_cell(spec, tp=tp, kv_bytes=kv_value, single_pool=rules in _OLD_RULES)
     mamba = None
-    if "linear" in spec.kinds():
+    if {"linear", "ssm"} & set(spec.kinds()):
         if rules != "0.5.23":
             raise EngineError(
                 f"rules {rules!r}: the Mamba pool of linear-attention layers is modelled only as"
@@ -1049,7 +1116,7 @@ def sglang_startup(
         reqs = min(reqs, cap)
         notes.append(
             f"Mamba pool: {slots:,} request slots of {mamba.per_request_bytes / MiB:,.2f} MiB"
-            f" ({mamba.layers} Gated DeltaNet layers; SSM state {mamba.ssm_dtype})."
+            f" ({mamba.layers} {mamba.kind} layers; SSM state {mamba.ssm_dtype})."
         )
     if cell.swa_layers:
         notes.append(
