@@ -319,7 +319,9 @@ MAMBA_FULL_MEMORY_RATIO = 0.9
 # tracking slots: the strategy "auto" resolves to extra_buffer for Qwen3-Next / Qwen 3.5 with the
 # overlap scheduler on (arg_groups/overrides.py lines 477-485, _MAMBA_EXTRA_BUFFER_ARCHS, the
 # triton linear-attention backend by default), and extra_buffer with overlap adds 2
-# (mem_cache/allocation_sizing.py get_mamba_tracking_slots, lines 11-19): 3 + 2 = 5.
+# (mem_cache/allocation_sizing.py get_mamba_tracking_slots, lines 11-19): 3 + 2 = 5. Seen in a
+# run: --max-mamba-cache-size 40 printed max_running_requests=8, "40 / 5"
+# (https://github.com/jpezzulli/sglang-rtxpro6000/issues/5, 2026-09-14).
 MAMBA_SLOTS_PER_REQUEST = 5
 _SSM_DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # What a multimodal checkpoint reserves out of the pool budget for allocations made after sizing
