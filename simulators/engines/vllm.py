@@ -529,6 +529,145 @@ def vision_tower_params(config: Mapping[str, Any]) -> tuple[int, int]:
     )
 
 
+# The image processor's pixel cap of Qwen 3.5's checkpoints (preprocessor_config.json: "size":
+# {"longest_edge": 16777216, "shortest_edge": 65536}, patch 16, merge 2, i.e. 4096 x 4096 px),
+# as the Qwen3-VL/3.5 processor configs in the code index read (the file is not in config.json).
+# The video processor's cap (25,165,824 px over a temporal patch of 2) gives fewer tokens per item
+# (12,288 < 16,384), so vLLM profiles with an image (encoder_budget.py: get_modality_with_max_tokens).
+QWEN_VL_IMAGE_MAX_PIXELS = 16_777_216
+MM_DEFAULT_LIMIT = 999  # config/multimodal.py:270: an unspecified modality allows 999 items a prompt
+
+
+def _mm_limit(limit_mm_per_prompt: Mapping[str, int] | None, modality: str, language_model_only: bool) -> int:
+    """config/multimodal.py:259-273: get_limit_per_prompt (0 for every modality when
+    language_model_only; 999 for a modality the user did not name)."""
+    if language_model_only:
+        return 0
+    value = (limit_mm_per_prompt or {}).get(modality)
+    return MM_DEFAULT_LIMIT if value is None else int(value)
+
+
+def _without_vision(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (config or {}).items() if k != "vision_config"}
+
+
+def vision_tower_loaded(
+    config: Mapping[str, Any],
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    language_model_only: bool = False,
+) -> bool:
+    """Whether vLLM builds the checkpoint's vision tower: model_executor/models/interfaces.py:249-289
+    (``_mark_tower_model``) replaces it by a StageMissingLayer, with no weights, when the limit of
+    every modality it serves (image and video) is 0 (``--limit-mm-per-prompt``, or
+    ``--language-model-only``, which makes every limit 0)."""
+    if not isinstance(config.get("vision_config"), Mapping) or not config.get("vision_config"):
+        return False
+    return any(_mm_limit(limit_mm_per_prompt, m, language_model_only) for m in ("image", "video"))
+
+
+def vision_encoder_profile(
+    config: Mapping[str, Any],
+    *,
+    tp: int,
+    dtype_bytes: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    language_model_only: bool = False,
+    skip_mm_profiling: bool = False,
+) -> dict[str, float] | None:
+    """What the vision encoder adds to the profile run's torch peak, for a Qwen3-VL-style tower
+    (Qwen 3.5), per GPU; None for a checkpoint without one, or a tower modelled otherwise.
+
+    vLLM 0.19.0, ``v1/worker/gpu_model_runner.py:5721-5794`` (``profile_run``): unless
+    ``skip_mm_profiling`` (5725) or the encoder budget is 0 (5734: every modality's limit 0), it
+    builds a batch of the modality with the most tokens per item (5748), runs
+    ``self.model.embed_multimodal`` on it (5768) and keeps the outputs in ``encoder_cache`` (5778)
+    through the decoder's dummy run (5782) and the sampler's (5789), clearing them at 5794; the
+    dummy batch (``batched_dummy_mm_inputs``) is a local of profile_run, so it is alive as long.
+
+    - **Size.** ``models/qwen2_vl.py:914-965`` (``get_image_size_with_most_features``): the
+      processor's max pixels // (patch x merge)^2 merged tokens, factored near-square: 16,384 tokens
+      (4096 x 4096 px); ``qwen3_vl.py:711-768``: an image is one temporal patch (2 frames padded to
+      ``temporal_patch_size``), so 65,536 patches. ``v1/core/encoder_cache_manager.py:269-316``: the
+      budget is max(max_num_batched_tokens, tokens per item) (scheduler.py:234-235 sets both
+      scheduler figures to max_num_batched_tokens); ``multimodal/encoder_budget.py``
+      (``_get_max_items``): items = max(1, min(budget // per item, max_num_seqs x
+      max(1, min(limit, max_model_len // per item)))).
+    - **Inputs.** ``pixel_values`` (patches x C·T·P², model dtype: the processor's float output is
+      cast in ``call_hf_processor``'s ``maybe_cast_dtype``), held to the end of the profile run.
+    - **Encoder forward** (``qwen3_vl.py:616-665``), on every rank with its TP shard of the linears
+      (``mm_encoder_tp_mode`` "weights"; qkv/fc1 are Column-, proj/fc2 Row-parallel, so the residual
+      stream is full width): the patch embedding (``layers/conv.py`` ``Conv3dLayer._forward_mulmat``:
+      a permuted copy of the inputs, then a linear); then ``fast_pos_embed_interpolate``
+      (``qwen3_vl.py:472-532``), whose four gathered position tables (4 x patches x hidden) stay
+      referenced (``embeds``) until it returns, beside the combined table, its permuted copy and
+      ``torch.cat``'s copy, while the patch embeddings wait: 4 + 3 rows of patches x hidden, plus the
+      embeddings' one; the blocks (``qwen3_vl.py:247-266``, attention ``qwen2_5_vl.py:362-419``):
+      the residual, the position table kept in ``encoder_metadata``, the norm output and the larger
+      of attention's qkv + contiguous q/k + rotated q/k (7 shards of patches x hidden / TP) and the
+      MLP's fc1 output + its activation. The ViT attention (FlashAttention varlen or SDPA, whichever
+      ``get_vit_attn_backend`` picks) is linear in the patches; nothing patches² is kept.
+    - **Outputs**: merged tokens x ``out_hidden_size`` in the model dtype, the merger's
+      ``torch.cat`` copy (qwen3_vl.py:662), split into the per-item views that encoder_cache keeps.
+
+    The profile run's peak is then max(encoder forward, inputs + outputs + the decoder's peak).
+    """
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping) or not vision:
+        return None
+    if str(config.get("model_type", "")) not in ("qwen3_5", "qwen3_5_moe") or "depth" not in vision:
+        return None
+    image_limit = _mm_limit(limit_mm_per_prompt, "image", language_model_only)
+    video_limit = _mm_limit(limit_mm_per_prompt, "video", language_model_only)
+    if skip_mm_profiling or not (image_limit or video_limit):
+        return {"budget_tokens": 0.0, "items": 0.0, "encoder_peak": 0.0, "held": 0.0}
+    if not image_limit:
+        raise EngineError(
+            "limit_mm_per_prompt: a video-only profile (image limit 0) is not modelled; vLLM then"
+            " profiles the encoder on a dummy video"
+        )
+    g = vision.get
+    patch, merge = int(g("patch_size")), int(g("spatial_merge_size", 2))
+    temporal, channels = int(g("temporal_patch_size", 2)), int(g("in_channels", 3))
+    h, inter, heads = int(g("hidden_size")), int(g("intermediate_size")), int(g("num_heads"))
+    out_hidden = int(g("out_hidden_size"))
+    unit = patch * merge
+    per_item = QWEN_VL_IMAGE_MAX_PIXELS // (unit * unit)  # merged tokens of the largest image
+    # qwen2_vl.py:959-963: the near-square factor pair keeps every token (aspect <= 200)
+    budget = max(max_num_batched_tokens, per_item)
+    items_per_prompt = max(1, min(image_limit, max_model_len // per_item))
+    items = max(1, min(budget // per_item, max_num_seqs * items_per_prompt))
+    patches = per_item * merge * merge * items
+    b = dtype_bytes
+    row = patches * h * b  # one full-width activation of every patch
+    pixel_values = patches * channels * temporal * patch * patch * b
+    patch_embed = pixel_values + pixel_values + row  # the permuted copy, then the linear's output
+    last_item_row = row / items
+    pos_embed = pixel_values + row + 4 * last_item_row + 2 * row  # embeds, outputs, torch.cat
+    head_dim = h // heads
+    rotary = 2 * patches * (head_dim // 2) * b  # cos and sin kept in encoder_metadata
+    attn = 7 * row / tp  # qkv (3), contiguous q/k (2) and rotated q/k (2) shards
+    mlp = 2 * patches * (inter / tp) * b  # fc1's output and its activation
+    blocks = pixel_values + row + row + rotary + row + max(attn, mlp)  # pos table, residual, norm
+    outputs = items * per_item * out_hidden * b
+    # merger (qwen3_vl.py:309-318): pos table, residual and norm output; fc1's shard and its GELU;
+    # fc2's output and the torch.cat copy
+    merger = pixel_values + 3 * row + 2 * row / tp + 2 * outputs
+    peak = max(patch_embed, pos_embed, blocks, merger)
+    return {
+        "budget_tokens": float(budget),
+        "items": float(items),
+        "tokens_per_item": float(per_item),
+        "patches": float(patches),
+        "pixel_values": pixel_values,
+        "outputs": outputs,
+        "encoder_peak": peak,
+        "held": pixel_values + outputs,
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # Scheduler defaults and the profile run ("activation")
 # ---------------------------------------------------------------------------------------------
@@ -1281,6 +1420,9 @@ def vllm_startup(
     version: str = "0.19",
     fabric: str | None = None,
     enable_lora: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    language_model_only: bool = False,
+    skip_mm_profiling: bool = False,
 ) -> VllmStartup:
     """Predict what vLLM prints when it starts this model on ``gpu`` (per GPU).
 
@@ -1290,6 +1432,11 @@ def vllm_startup(
     ``fabric`` ("nvlink" or "pcie") says how the node's GPUs talk where the catalog row comes in
     both (an A100 80GB on PCIe); by default the row's interconnect decides (``fabric_of``).
     ``enable_lora=True`` is refused with the reason (``LORA_NOT_MODELLED``).
+    A multimodal checkpoint is taken as vLLM serves it by default: every modality allowed (999
+    items a prompt), so the vision tower is loaded and the profile run encodes a largest dummy
+    image first (``vision_encoder_profile``). ``limit_mm_per_prompt`` ({"image": 0, "video": 0})
+    or ``language_model_only`` drop both, as vLLM does; ``skip_mm_profiling`` drops the encoder
+    pass but keeps the tower's weights.
 
     ``spec`` is a ``ModelSpec`` or the model's ``config.json`` (needed for a checkpoint's
     ``quantization_config`` and for hybrid models' state layers; or pass it as ``config``).
@@ -1336,15 +1483,32 @@ def vllm_startup(
         batched = min(seqs * model_len, batched)  # arg_utils.py: chunked prefill keeps it ≤ seqs × len
     kv_bytes_per_value = 1 if kv_cache_dtype.startswith("fp8") else layout.dtype_bytes
     requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py: request_memory
-    weights_parts = vllm_weight_bytes(spec, layout, tp, config)
+    tower = vision_tower_loaded(config or {}, limit_mm_per_prompt, language_model_only)
+    weights_parts = vllm_weight_bytes(spec, layout, tp, config if tower else _without_vision(config))
     weights = sum(weights_parts.values())
     act = vllm_activation_bytes(
         spec, layout, tp=tp, max_num_batched_tokens=batched, max_num_seqs=seqs, num_sms=accel.sm_count
     )
-    if (config or {}).get("vision_config"):
-        # profile_run first runs the vision encoder on a dummy batch that fills the encoder budget
-        # (max_num_batched_tokens by default) and keeps its outputs, one text-width row per image
-        # token, in the encoder cache until the profile run ends (gpu_model_runner.py)
+    encoder = vision_encoder_profile(
+        config or {},
+        tp=tp,
+        dtype_bytes=layout.dtype_bytes,
+        max_num_batched_tokens=batched,
+        max_num_seqs=seqs,
+        max_model_len=model_len,
+        limit_mm_per_prompt=limit_mm_per_prompt,
+        language_model_only=language_model_only,
+        skip_mm_profiling=skip_mm_profiling,
+    )
+    if encoder is not None:
+        # gpu_model_runner.py:5721-5794: the encoder's own peak, or its inputs and outputs held
+        # through the decoder's and the sampler's dummy runs, whichever is larger
+        act["encoder_peak"], act["encoder_held"] = encoder["encoder_peak"], encoder["held"]
+        act["decoder_total"] = act["total"]
+        act["total"] = max(encoder["encoder_peak"], encoder["held"] + act["total"])
+    elif tower and not skip_mm_profiling:
+        # another tower (SigLIP, Gemma 4, Llama 4): not yet followed from its source; its outputs
+        # are taken as one text-width row per token of max_num_batched_tokens, kept to the end
         act["encoder_outputs"] = batched * spec.hidden_size * layout.dtype_bytes
         act["total"] += act["encoder_outputs"]
     activation = act["total"]
@@ -1703,6 +1867,9 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("enforce_eager", r"'enforce_eager': (True|False)", "bool"),
     ("enable_lora", r"'enable_lora': (True|False)", "bool"),
     ("enable_lora", r"[ ,(]enable_lora=(True|False)", "bool"),
+    ("language_model_only", r"'language_model_only': (True|False)", "bool"),
+    ("skip_mm_profiling", r"'skip_mm_profiling': (True|False)", "bool"),
+    ("limit_mm_per_prompt", r"'limit_mm_per_prompt': \{([^{}]{0,200})\}", "text"),
     ("dtype", r"[ ,(]dtype=torch\.([a-z0-9]+)", "text"),
     ("quantization", r"[ ,(]quantization=([A-Za-z0-9_-]+)", "text"),
     ("kv_cache_dtype", r"kv_cache_dtype=([A-Za-z0-9_]+)", "text"),
@@ -1847,6 +2014,12 @@ def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
         out["enforce_eager"] = bool(parsed["enforce_eager"])
     if parsed.get("enable_lora"):
         out["enable_lora"] = True
+    for key in ("language_model_only", "skip_mm_profiling"):
+        if parsed.get(key):
+            out[key] = True
+    limits = parsed.get("limit_mm_per_prompt")
+    if limits:  # "'image': 0, 'video': 0" (a count per modality; a dict of options is not read)
+        out["limit_mm_per_prompt"] = {m: int(n) for m, n in re.findall(r"'(\w+)': (\d+)", limits)}
     if parsed.get("dtype") in ("bfloat16", "float16", "float32"):
         out["dtype"] = parsed["dtype"]
     q = parsed.get("quantization")
@@ -1872,6 +2045,9 @@ _SETTING_WORDS = {
     "max_num_batched_tokens": "max_num_batched_tokens",
     "enforce_eager": "enforce_eager",
     "enable_lora": "LoRA (enable_lora)",
+    "language_model_only": "language_model_only (no vision tower)",
+    "skip_mm_profiling": "skip_mm_profiling (no encoder pass in the profile run)",
+    "limit_mm_per_prompt": "limit_mm_per_prompt",
     "kv_cache_dtype": "KV-cache dtype",
     "quantization": "quantization",
 }
@@ -1898,6 +2074,9 @@ def log_mismatches(parsed: Mapping[str, Any], settings: Mapping[str, Any]) -> li
                 out.append(f"The log ran vLLM {version} (the {family} ledger); the page models {page}.")
     if shown.get("enable_lora") and not settings.get("enable_lora"):
         out.append(f"The log ran with LoRA enabled (enable_lora): {LORA_NOT_MODELLED}")
+    for key in ("language_model_only", "skip_mm_profiling", "limit_mm_per_prompt"):
+        if shown.get(key) and key not in settings:  # the page takes the defaults: every modality on
+            out.append(f"{_SETTING_WORDS[key]}: the log used {shown[key]!r}; the page takes vLLM's default.")
     for key, value in shown.items():
         if key in ("version", "enable_lora") or key not in settings or settings[key] is None:
             continue
@@ -1929,8 +2108,9 @@ _EXPLAIN = {
     "requested_bytes": "utilization × the reported total: a different total or utilization",
     "weights_bytes": "the checkpoint's format or tensors the model builds at load (vision tower, padding)",
     "activation_bytes": (
-        "the profile run's peak: max_num_seqs × vocabulary logits in the sampler, or the MoE"
-        " workspace; different batch limits change it"
+        "the profile run's peak: max_num_seqs × vocabulary logits in the sampler, the MoE"
+        " workspace, or a multimodal model's vision encoder on its largest dummy image (off with"
+        " --limit-mm-per-prompt 0 or --language-model-only); different batch limits change it"
     ),
     "non_torch_bytes": "CUDA, NCCL and cuBLAS memory outside PyTorch: it depends on the node, not the model",
     "kv_bytes": "what is left of the request after the three terms above",
