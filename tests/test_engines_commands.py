@@ -85,6 +85,23 @@ def test_sglang_takes_the_smallest_fraction_from_its_own_minimum():
     assert any(f"max_total_num_tokens={at.max_total_num_tokens}" in line for line in cmd.lines)
 
 
+def test_sglang_command_for_a_hybrid_holds_every_request_at_once_not_only_their_tokens():
+    """Qwen 3.5 27B on an H100, 8 requests of 4,096 tokens: the default fraction's pool holds their
+    tokens, but its state cache caps SGLang at fewer running requests, so the command's fraction is
+    the smallest whose cap reaches 8 (above the default: tight), never 'fits' at the default."""
+    cfg = config("qwen3.5-27b")
+    kw = dict(context_length=4096, max_running_requests=8)
+    default = engines.sglang_startup(cfg, "h100-sxm", **kw)
+    assert default.max_total_num_tokens >= 8 * 4096 and default.max_running_requests < 8
+    cmd = sglang_command(cfg, "h100-sxm", context=4096, users=8)
+    assert cmd.verdict != "fits"
+    fraction = float(flag(cmd, "--mem-fraction-static"))
+    at = engines.sglang_startup(cfg, "h100-sxm", mem_fraction_static=fraction, **kw)
+    below = engines.sglang_startup(cfg, "h100-sxm", mem_fraction_static=round(fraction - 0.01, 2), **kw)
+    assert at.max_running_requests >= 8 > below.max_running_requests
+    assert f"max_running_requests {at.max_running_requests:,}" in cmd.message
+
+
 def test_sglang_weights_too_large_is_said_with_its_minimum():
     cmd = sglang_command(config("llama-3.1-70b"), "rtx-4090", context=8192, users=1)
     assert cmd.verdict == "does not fit"

@@ -266,6 +266,11 @@ def sglang_command(
             total_bytes=total_bytes,
         )
 
+    def holds(s: SglangStartup) -> bool:
+        # every request's tokens in the pool, and as many requests at once: a hybrid's state
+        # cache caps max_running_requests (sglang.py: a fifth of the state slots)
+        return s.max_total_num_tokens >= need and s.max_running_requests >= users
+
     default = start(None, "auto")
     if (
         default.verdict == "refused"
@@ -292,9 +297,9 @@ def sglang_command(
     steps = sorted({min(round(f, 2), round(top, 3)) for f in steps if 0 < f < 1})
     chosen: tuple[float, str] | None = None
     for kv in ("auto", "fp8_e4m3"):
-        if start(top, kv).max_total_num_tokens < need:
+        if not holds(start(top, kv)):
             continue
-        found = _smallest(steps, lambda f, kv=kv: start(f, kv).max_total_num_tokens >= need)
+        found = _smallest(steps, lambda f, kv=kv: holds(start(f, kv)))
         if found is not None:
             chosen = (found, kv)
             break
@@ -308,13 +313,20 @@ def sglang_command(
     if chosen is None:
         # above SGLang's default the pool grows into the reserve it keeps for activations and graphs
         upper = [round(f, 2) for f in (0.01 * i for i in range(1, 100)) if top < round(f, 2) < 1]
-        found = _smallest(upper, lambda f: start(f, "auto").max_total_num_tokens >= need)
+        found = _smallest(upper, lambda f: holds(start(f, "auto")))
         if found is not None:
             chosen, beyond = (found, "auto"), top
     if chosen is None:
         s = start(top, "auto")
         flags = _sglang_flags(top, context, "auto", users, tp)
-        if s.fits:
+        if s.fits and s.max_total_num_tokens >= need:
+            message = (
+                f"Does not fit {users} × {context:,} tokens at once: the pool holds them"
+                f" ({s.max_total_num_tokens:,} tokens) but SGLang runs at most"
+                f" {s.max_running_requests:,} request(s) at a time, the cap its state cache sets,"
+                " and no fraction below 1 lifts it to all of them."
+            )
+        elif s.fits:
             message = (
                 f"Does not fit {users} × {context:,} tokens: at SGLang's default fraction {top:g}"
                 f" (it keeps the rest for activations and CUDA graphs) the pool holds"
@@ -351,7 +363,8 @@ def sglang_command(
         )
     message = (
         f"--mem-fraction-static {fraction:g} is the smallest that holds {users} × {context:,} ="
-        f" {need:,} tokens (max_total_num_tokens {s.max_total_num_tokens:,})"
+        f" {need:,} tokens (max_total_num_tokens {s.max_total_num_tokens:,},"
+        f" max_running_requests {s.max_running_requests:,})"
         + (" with an FP8 cache" if kv != "auto" else "")
         + "."
     )

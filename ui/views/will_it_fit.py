@@ -797,8 +797,14 @@ def _sglang_outcome(values: dict[str, Any], spec: ModelSpec, config: dict) -> di
         },
         {
             "label": f"Requests of {s.context_len:,} tokens at once",
-            "value": f"{s.max_total_num_tokens / s.context_len:,.2f}×" if s.fits and s.context_len else "—",
-            "help": f"max_total_num_tokens ÷ context_len; max_running_requests {s.max_running_requests:,}",
+            "value": f"{min(s.max_total_num_tokens / s.context_len, s.max_running_requests):,.2f}×"
+            if s.fits and s.context_len
+            else "—",
+            "help": f"The smaller of max_total_num_tokens ÷ context_len"
+            f" ({s.max_total_num_tokens / max(s.context_len, 1):,.2f}) and max_running_requests"
+            f" ({s.max_running_requests:,}"
+            + (", capped by the state cache" if s.mamba is not None else "")
+            + ")",
         },
         {
             "label": "mem_fraction_static",
