@@ -562,7 +562,65 @@ def vision_tower_loaded(
     ``--language-model-only``, which makes every limit 0)."""
     if not isinstance(config.get("vision_config"), Mapping) or not config.get("vision_config"):
         return False
-    return any(_mm_limit(limit_mm_per_prompt, m, language_model_only) for m in ("image", "video"))
+    return any(_mm_limit(limit_mm_per_prompt, m, language_model_only) for m in _tower_modalities(config))
+
+
+def _tower_modalities(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The modalities a vision tower serves (the set each model file passes to _mark_tower_model):
+    image and video for Qwen 3.5 (qwen3_5.py:597) and Gemma 4 (gemma4_mm.py:887), image alone
+    for Gemma 3 (gemma3_mm.py:515) and Llama 4 (mllama4.py:758)."""
+    wrapper = str(config.get("model_type", ""))
+    return ("image", "video") if wrapper in ("qwen3_5", "qwen3_5_moe", "gemma4") else ("image",)
+
+
+def _gemma3_encoder_profile(
+    config: Mapping[str, Any],
+    tp: int,
+    b: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    image_limit: int,
+) -> dict[str, float]:
+    """Gemma 3's SigLIP tower in vLLM 0.19.0's profile run, per GPU.
+
+    ``models/gemma3_mm.py:88-125, 194-210``: an image is (crops + 1) x ``mm_tokens_per_image``
+    tokens, with no crops unless pan-and-scan is asked for (the processor's default is off,
+    assumed here), so the largest is one ``image_size``² image of 256 tokens; the budget and the
+    items follow ``vision_encoder_profile`` (32 images at 8,192 batched tokens). The forward
+    (``siglip.py:341-355, 420-431, 471-476, 505-521``): the patch embedding plus positions, then
+    per layer the residual, the norm output and the larger of attention's qkv (3 rows / TP) with
+    its per-head copies and output, and the MLP's fc1 output with its GELU (2 x patches x I / TP);
+    the projector (``gemma3_mm.py:443-462``) pools 4 x 4 patches to a token and projects it to the
+    text width. The inputs (3 x size² per image, model dtype) and the outputs are held to the end
+    of the profile run. The patch convolution's cuDNN workspace is not counted.
+    """
+    vision = config["vision_config"]
+    text = _text_config(config)
+    h, inter = int(vision["hidden_size"]), int(vision["intermediate_size"])
+    size, patch = int(vision["image_size"]), int(vision["patch_size"])
+    per_item = int(config.get("mm_tokens_per_image", 256))
+    budget = max(max_num_batched_tokens, per_item)
+    items_per_prompt = max(1, min(image_limit, max_model_len // per_item))
+    items = max(1, min(budget // per_item, max_num_seqs * items_per_prompt))
+    patches = items * (size // patch) ** 2
+    row = patches * h * b
+    pixel_values = items * 3 * size * size * b
+    attn = 7 * row / tp  # qkv (3), contiguous q/k/v (3), the attention output (1)
+    mlp = 2 * patches * (inter / tp) * b
+    layers = pixel_values + 2 * row + max(attn, mlp)
+    outputs = items * per_item * int(text.get("hidden_size", 0)) * b
+    projector = pixel_values + 3 * row + 2 * outputs  # post-norm, the contiguous copy, the matmul
+    return {
+        "budget_tokens": float(budget),
+        "items": float(items),
+        "tokens_per_item": float(per_item),
+        "patches": float(patches),
+        "pixel_values": float(pixel_values),
+        "outputs": float(outputs),
+        "encoder_peak": max(layers, projector),
+        "held": float(pixel_values + outputs),
+    }
 
 
 def vision_encoder_profile(
@@ -578,7 +636,8 @@ def vision_encoder_profile(
     skip_mm_profiling: bool = False,
 ) -> dict[str, float] | None:
     """What the vision encoder adds to the profile run's torch peak, for a Qwen3-VL-style tower
-    (Qwen 3.5), per GPU; None for a checkpoint without one, or a tower modelled otherwise.
+    (Qwen 3.5) or Gemma 3's SigLIP (``_gemma3_encoder_profile``), per GPU; None for a checkpoint
+    without one, or a tower not yet followed (Gemma 4, Llama 4).
 
     vLLM 0.19.0, ``v1/worker/gpu_model_runner.py:5721-5794`` (``profile_run``): unless
     ``skip_mm_profiling`` (5725) or the encoder budget is 0 (5734: every modality's limit 0), it
@@ -617,16 +676,23 @@ def vision_encoder_profile(
     vision = config.get("vision_config")
     if not isinstance(vision, Mapping) or not vision:
         return None
-    if str(config.get("model_type", "")) not in ("qwen3_5", "qwen3_5_moe") or "depth" not in vision:
+    wrapper = str(config.get("model_type", ""))
+    qwen = wrapper in ("qwen3_5", "qwen3_5_moe") and "depth" in vision
+    gemma3 = wrapper == "gemma3" and vision.get("model_type") == "siglip_vision_model"
+    if not (qwen or gemma3):
         return None
-    image_limit = _mm_limit(limit_mm_per_prompt, "image", language_model_only)
-    video_limit = _mm_limit(limit_mm_per_prompt, "video", language_model_only)
-    if skip_mm_profiling or not (image_limit or video_limit):
+    limits = {m: _mm_limit(limit_mm_per_prompt, m, language_model_only) for m in _tower_modalities(config)}
+    if skip_mm_profiling or not any(limits.values()):
         return {"budget_tokens": 0.0, "items": 0.0, "encoder_peak": 0.0, "held": 0.0}
+    image_limit = limits["image"]
     if not image_limit:
         raise EngineError(
             "limit_mm_per_prompt: a video-only profile (image limit 0) is not modelled; vLLM then"
             " profiles the encoder on a dummy video"
+        )
+    if gemma3:
+        return _gemma3_encoder_profile(
+            config, tp, dtype_bytes, max_num_batched_tokens, max_num_seqs, max_model_len, image_limit
         )
     g = vision.get
     patch, merge = int(g("patch_size")), int(g("spatial_merge_size", 2))
@@ -1507,7 +1573,7 @@ def vllm_startup(
         act["decoder_total"] = act["total"]
         act["total"] = max(encoder["encoder_peak"], encoder["held"] + act["total"])
     elif tower and not skip_mm_profiling:
-        # another tower (SigLIP, Gemma 4, Llama 4): not yet followed from its source; its outputs
+        # another tower (Gemma 4, Llama 4): not yet followed from its source; its outputs
         # are taken as one text-width row per token of max_num_batched_tokens, kept to the end
         act["encoder_outputs"] = batched * spec.hidden_size * layout.dtype_bytes
         act["total"] += act["encoder_outputs"]
