@@ -1096,3 +1096,26 @@ def test_gemma3_siglip_encoder_profile():
         config, "h100-sxm", max_model_len=8192, gpu_memory_utilization=0.95, limit_mm_per_prompt={"image": 0}
     )
     assert text.weights_parts["vision_tower"] == 0 and text.activation_bytes < s.activation_bytes
+
+
+def test_vision_parts_vllm_keeps_whole_on_every_rank():
+    """Gemma 4's tower is transformers' module (gemma4_mm.py:888, plain nn.Linear) with a
+    ReplicatedLinear embedder: the same bytes on every rank at any TP. Gemma 3 splits SigLIP's
+    blocks but keeps the patch convolution and the projector weight whole; Qwen 3.5 its patch
+    embedding (Conv3dLayer)."""
+    vllm = engines.vllm
+
+    def tower(config: dict, tp: int) -> float:
+        spec = vllm._as_spec(config, None)[0]
+        return vllm.vllm_weight_bytes(spec, vllm.weight_layout(config), tp, config)["vision_tower"]
+
+    gemma4 = _preset("gemma-4-26b-a4b").config
+    assert tower(gemma4, 2) == tower(gemma4, 1) == sum(vllm.vision_tower_params(gemma4)) * 2
+    gemma3 = json.loads((CONFIGS / "google--gemma-3-27b-it.json").read_text(encoding="utf-8"))
+    whole = 3 * 14 * 14 * 1152 + 1152 * 5376
+    assert vllm.vision_replicated_params(gemma3) == whole
+    assert tower(gemma3, 1) - tower(gemma3, 2) == pytest.approx(
+        (vllm.vision_tower_params(gemma3)[0] - whole) / 2 * 2
+    )
+    qwen = _preset("qwen3.5-27b").config
+    assert vllm.vision_replicated_params(qwen) == 1152 * 3 * 2 * 16 * 16

@@ -324,8 +324,9 @@ def vllm_weight_bytes(
     mla = _mla_extra_bytes(spec, layout, tp, config or {}) if spec.uses_mla else {}
     rotary = rotary_table_bytes(spec, config or {}, b)
     vision_matrices, vision_other = vision_tower_params(config or {})
+    vision_whole = vision_replicated_params(config or {})
     return {
-        "vision_tower": (vision_matrices / tp + vision_other) * b,
+        "vision_tower": ((vision_matrices - vision_whole) / tp + vision_whole + vision_other) * b,
         "embeddings": embeddings,
         "lm_head": lm_head,
         "attention": attention + replicated_kv + sum(mla.values()),
@@ -527,6 +528,34 @@ def vision_tower_params(config: Mapping[str, Any]) -> tuple[int, int]:
         f"vision_config.model_type {kind!r}: this checkpoint's vision encoder is not modelled, and vLLM"
         " loads it beside the language model"
     )
+
+
+def vision_replicated_params(config: Mapping[str, Any]) -> int:
+    """The part of ``vision_tower_params``' matrices that vLLM 0.19.0 keeps whole on every TP rank.
+
+    - Gemma 4: the tower is transformers' own module (``gemma4_mm.py:888``,
+      ``AutoModel.from_config``: plain ``nn.Linear``) and the embedder a ``ReplicatedLinear``
+      (``gemma4_mm.py:823``): all of it.
+    - Gemma 3: SigLIP's patch convolution (``siglip.py:293``, ``Conv2dLayer``) and the projector's
+      ``mm_input_projection_weight`` (``gemma3_mm.py:424-428``, an ``nn.Parameter``); the blocks' qkv,
+      out, fc1 and fc2 are TP-parallel (``siglip.py:383-466``).
+    - Qwen 3.5: the patch embedding (``qwen3_vl.py:163``, ``Conv3dLayer``); the blocks and the
+      merger are TP-parallel.
+    """
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping) or not vision:
+        return 0
+    kind, wrapper, get = str(vision.get("model_type", "")), str(config.get("model_type", "")), vision.get
+    if kind == "gemma4_vision":
+        return vision_tower_params(config)[0]
+    if kind == "siglip_vision_model":
+        h, p = int(get("hidden_size")), int(get("patch_size"))
+        text_hidden = int(_text_config(config).get("hidden_size", 0))
+        return int(get("num_channels", 3)) * p * p * h + h * text_hidden
+    if wrapper in ("qwen3_5", "qwen3_5_moe") and "depth" in vision:
+        p, t = int(get("patch_size")), int(get("temporal_patch_size", 2))
+        return int(get("hidden_size")) * int(get("in_channels", 3)) * t * p * p
+    return 0
 
 
 # The image processor's pixel cap of Qwen 3.5's checkpoints (preprocessor_config.json: "size":
