@@ -314,6 +314,8 @@ def _predict(rec: dict):
         cfg = log_config(log)
     s = dict(rec["settings"])
     gpu = s.pop("gpu", "rtx-4090")
+    if "build" not in s and "build_number" in log:
+        s["build"] = log["build_number"]  # the log's own build picks its rules (PR #14990, #18148)
     return log, llamacpp_startup(cfg, gpu, fit=False, **s)
 
 
@@ -615,3 +617,91 @@ def test_parser_reads_the_mid_2025_kv_size_line() -> None:
     log = _log(next(x for x in LOGS if x["id"] == "ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus"))
     assert log["kv_bytes"] == 1536 * MiB and log["kv_types"] == ("f16", "f16")
     assert log["kv_cells"] == [16384] and log["kv_layers"] == [48] and log["kv_seqs"] == [(1, 1)]
+
+
+# --- layer placement by build: llama.cpp PR #18148 (the output layer first) ---------------------
+
+
+def _llama_24_blocks() -> dict:
+    """Llama 3.1 8B's shapes with 24 blocks: a small case for -ngl 2 (untied output, q6_K)."""
+    return dict(_config("simulators/data/models/llama-3.1-8b.json"), num_hidden_layers=24)
+
+
+def _weights(r, layers: set[int]) -> int:
+    return sum(t.nbytes for t in r.tensors if t.layer in layers)
+
+
+def test_ngl_places_blocks_or_the_output_layer_first_by_build() -> None:
+    """-ngl 2 on 24 blocks: up to b7376 (and the pinned ec98e2002) blocks 22-23 and no output
+    layer; from b7548 (PR #18148) the output layer and block 23. Both print "offloaded 2/25"."""
+    cfg = _llama_24_blocks()
+    kw = {"n_ctx": 4096, "n_gpu_layers": 2, "fit": False}
+    pinned = llamacpp_startup(cfg, "rtx-4090", **kw)
+    old = llamacpp_startup(cfg, "rtx-4090", build=7376, **kw)
+    new = llamacpp_startup(cfg, "rtx-4090", build=7548, **kw)
+    kv_layer = 4096 * 1024 * 2 * 2  # cells x (8 KV heads x 128) x f16 x (K and V)
+    for r in (pinned, old):
+        assert (r.offloaded_layers, r.repeating_layers_on_gpu, r.output_on_gpu) == (2, 2, False)
+        assert not r.output_first
+        gpu = r.gpu_devices[0]
+        # blocks 22 and 23, each tensor 128-byte aligned in the CUDA buffer
+        assert gpu.model_bytes == pytest.approx(_weights(r, {22, 23}), abs=128 * 20)
+        assert gpu.kv_bytes == 2 * kv_layer and gpu.layers == 2
+    assert pinned.devices == old.devices
+    assert (new.offloaded_layers, new.repeating_layers_on_gpu, new.output_on_gpu) == (2, 1, True)
+    assert new.output_first
+    gpu = new.gpu_devices[0]
+    assert gpu.model_bytes == pytest.approx(_weights(new, {23, -2}), abs=128 * 20)
+    assert gpu.kv_bytes == kv_layer and gpu.layers == 2
+    assert old.message.startswith("offloads 2/25") and new.message.startswith("offloads 2/25")
+    # -ngl 24 (every block's count): block 0 stays on the CPU from b7548, the output layer before
+    every_block = {"n_ctx": 4096, "n_gpu_layers": 24, "fit": False}
+    o = llamacpp_startup(cfg, "rtx-4090", build=7376, **every_block)
+    n = llamacpp_startup(cfg, "rtx-4090", build=7548, **every_block)
+    assert (o.repeating_layers_on_gpu, o.output_on_gpu) == (24, False)
+    assert (n.repeating_layers_on_gpu, n.output_on_gpu) == (23, True)
+    assert _devices(n)["CPU"].kv_bytes == kv_layer and _devices(o)["CPU"].kv_bytes == 0
+    # every layer, or none: the two rules agree
+    for ngl in (-1, 0, 25, 99):
+        a = llamacpp_startup(cfg, "rtx-4090", build=7376, **dict(kw, n_gpu_layers=ngl))
+        b = llamacpp_startup(cfg, "rtx-4090", build=7548, **dict(kw, n_gpu_layers=ngl))
+        assert a.devices == b.devices, ngl
+
+
+def test_builds_between_the_bracket_are_refused_for_a_partial_offload() -> None:
+    """b7377 .. b7547: whether PR #18148 is in is not known here, so a partial offload (which it
+    changes) is refused by name; every layer or none is the same under both rules."""
+    cfg = _llama_24_blocks()
+    kw = {"n_ctx": 4096, "fit": False}
+    for build in (7377, 7450, 7547):
+        with pytest.raises(EngineError, match=r"build .*PR #18148.*b7376.*b7548"):
+            llamacpp_startup(cfg, "rtx-4090", n_gpu_layers=2, build=build, **kw)
+        full = llamacpp_startup(cfg, "rtx-4090", n_gpu_layers=99, build=build, **kw)
+        assert full.verdict == "fits" and full.output_on_gpu
+        assert llamacpp_startup(cfg, "rtx-4090", n_gpu_layers=0, build=build, **kw).offloaded_layers == 0
+    # --fit would have to choose a partial offload: refused too, not guessed
+    with pytest.raises(EngineError, match="PR #18148"):
+        llamacpp_startup(cfg, "rtx-4090", n_ctx=131072, build=7450, total_bytes=8 * 2**30)
+
+
+def test_fit_follows_the_builds_placement() -> None:
+    """--fit (-ngl -1) takes the most layers that keep 1 GiB free under the build's own rule:
+    from b7548 the first layer it keeps is the 411 MiB q6_K output layer, so fewer blocks fit."""
+    cfg = _llama_24_blocks()
+    kw = {"n_ctx": 32768, "total_bytes": 6 * 2**30}
+    for build in (7376, 7548):
+        r = llamacpp_startup(cfg, "rtx-4090", build=build, **kw)
+        assert r.verdict == "offloads"
+        n = r.offloaded_layers
+        assert r.output_on_gpu == (build >= 7548)
+        assert all(d.used_bytes <= 5 * 2**30 for d in r.gpu_devices)
+        more = llamacpp_startup(cfg, "rtx-4090", build=build, n_gpu_layers=n + 1, fit=False, **kw)
+        assert any(d.used_bytes > 5 * 2**30 for d in more.gpu_devices), build
+    old = llamacpp_startup(cfg, "rtx-4090", build=7376, **kw)
+    new = llamacpp_startup(cfg, "rtx-4090", build=7548, **kw)
+    assert new.repeating_layers_on_gpu < old.repeating_layers_on_gpu
+
+
+def test_parser_reads_the_build_number() -> None:
+    log = _log(next(x for x in LOGS if x["id"] == "ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus"))
+    assert log["build_number"] == 5622 and log["build"] == "b5622 (97340b4c)"

@@ -11,8 +11,8 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   (``ggml/src/ggml-common.h``, ``data/gguf_types.csv``), the tensors in the file's order
   (``src/llama-model-loader.h: weight_name_comparer``), so the "file size" and each device's
   "model buffer size" for ``-ngl``, ``--tensor-split``, ``--n-cpu-moe`` and ``-ot``
-  (``src/llama-model.cpp: load_tensors``: the input layer on the CPU, layers from the last one
-  down on the GPUs, the output layer on the GPU only when every layer is; a CPU buffer that
+  (``src/llama-model.cpp: load_tensors``: the input layer on the CPU; which layers ``-ngl k``
+  offloads depends on the build, see below; a CPU buffer that
   maps the file covers the file range of its tensors; with ``--no-mmap`` the host's tensors are
   allocated, in the GPU's pinned host buffer where CUDA runs their op, and tensors overridden to
   the CPU in the plain CPU buffer before llama.cpp PR #14990; with no ``-ts`` the layers split by
@@ -23,6 +23,23 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   order: files llama-quantize writes (``weight_name_comparer`` order) put output.weight before
   token_embd and the range spans the whole file; a file that stores token_embd first maps the
   file less token_embd (llama.cpp#8886: 4988.00 MiB printed, 5332.44 MiB in quantize order).
+- Which layers ``-ngl k`` puts on the GPUs (``src/llama-model.cpp: load_tensors``), by build:
+  the pinned ec98e2002 and mainline builds up to b7376 offload the repeating layers first, from
+  the last one down, and the output layer only when every block is on the GPU
+  (``i_gpu_start = max(n_layer - k, 0)``: ``-ngl 2`` on 24 blocks puts blocks 22-23 there, no
+  output). llama.cpp PR #18148 ("llama: offload output layer to GPU first", JohannesGaessler,
+  https://github.com/ggml-org/llama.cpp/pull/18148) moved the output layer first
+  (``i_gpu_start = max(n_layer + 1 - k, 0)``, ``dev_output = get_layer_buft_list(n_layer)``): the
+  output layer, then the last k - 1 blocks (``-ngl 2``: the output layer and block 23); both print
+  "offloaded 2/25 layers". Builds from b7548 have it (``build``): b7376 (380b4c984, vendored in
+  Ollama PR #13451's commit "GGML update to 380b4c984") still computes
+  ``std::max((int) hparams.n_layer - n_gpu_layers, (int) 0)``; b7548 (7ac890213, vendored in
+  Ollama PR #13570's commit "Update to b7548") computes
+  ``std::max(int(hparams.n_layer) + 1 - n_gpu_layers, 0)``; each b-number is the one its binary
+  prints ("version: 7376 (380b4c984)", "version: 7548 (7ac890213)"). The merge lies between;
+  a partial offload on a build in between is refused, its rule not being known.
+  Every figure that follows from the placement follows the rule: the offloaded count, each
+  device's model buffer and KV cache, and the -ngl that ``fit`` finds.
 - KV cache as allocated (``src/llama-context.cpp``: n_ctx padded to 256, one stream or one per
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
@@ -91,6 +108,13 @@ CUDA_GET_ROWS_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "
 # --n-cpu-moe, PR #15077) is after it; builds in between are not placed here.
 PR14990_BEFORE_BUILD = 5622
 PR14990_FROM_BUILD = 6089
+# llama.cpp PR #18148 ("llama: offload output layer to GPU first", described 2025-12-17): -ngl k
+# offloads the output layer first, then the last k-1 blocks. b7376 (380b4c984, vendored in Ollama
+# PR #13451's "GGML update to 380b4c984") is before it: i_gpu_start = max(n_layer - k, 0);
+# b7548 (7ac890213, vendored in Ollama PR #13570's "Update to b7548") is after it:
+# i_gpu_start = max(n_layer + 1 - k, 0); a partial offload on a build in between is refused.
+PR18148_BEFORE_BUILD = 7376
+PR18148_FROM_BUILD = 7548
 
 
 # ---------------------------------------------------------------------------------------------
@@ -704,6 +728,13 @@ class LlamaCppStartup:
     message: str
     tokens_per_s: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    output_first: bool = False  # the build offloads the output layer first (llama.cpp PR #18148)
+    output_on_gpu: bool = False  # the output layer (output.weight, output_norm) is on a GPU
+
+    @property
+    def repeating_layers_on_gpu(self) -> int:
+        """The repeating blocks on the GPUs: the offloaded count less the output layer."""
+        return self.offloaded_layers - int(self.output_on_gpu)
 
     @property
     def weights_bytes(self) -> float:
@@ -872,6 +903,10 @@ def llamacpp_startup(
     backend's pinned host buffer ("CUDA_Host") when CUDA can run their op, else in "CPU"; a
     tensor overridden to the CPU in "CPU" before llama.cpp PR #14990, in the host buffer from it
     on (``build``: the log's build number, ``None`` for the pinned build, which has it).
+    ``build`` also picks the layer placement: up to b7376 and in the pinned build, ``-ngl k`` puts
+    the last k blocks on the GPU and the output layer only when every block is; from b7548
+    (llama.cpp PR #18148) the output layer first, then the last k - 1 blocks; a partial
+    offload on a build in between is refused.
     """
     acc = resolve_gpu(gpu)
     hp = model_hparams(config)
@@ -937,6 +972,15 @@ def llamacpp_startup(
                 " tensors overridden to the CPU under --no-mmap) is not known here; it is placed for"
                 f" builds up to b{PR14990_BEFORE_BUILD} and from b{PR14990_FROM_BUILD}"
             )
+    # src/llama-model.cpp load_tensors: the output layer first from llama.cpp PR #18148 on
+    output_first: bool | None = False  # the pinned ec98e2002 does not have it
+    if build is not None:
+        if build <= PR18148_BEFORE_BUILD:
+            output_first = False
+        elif build >= PR18148_FROM_BUILD:
+            output_first = True
+        else:
+            output_first = None  # not known: refused below if the placement depends on it
     host_name = ("ROCm" if acc.vendor == "AMD" else "CUDA") + "_Host"
     for pair in override_tensors:
         if isinstance(pair, str) or not (
@@ -973,10 +1017,18 @@ def llamacpp_startup(
     if hp.swa_layers:
         swa_cells = _pad(min(n_ctx_seq, hp.n_swa * (n_parallel if kv_unified else 1) + nu), 256)
 
-    def build(ngl: int) -> tuple[list[DeviceMemory], float, int]:
+    def build(ngl: int) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
         ngl_eff = n_layer + 1 if ngl < 0 else ngl
-        i_gpu_start = max(n_layer - ngl_eff, 0)
+        if output_first is None and 0 < ngl_eff <= n_layer:
+            raise EngineError(
+                f"build {build}: whether -ngl {ngl_eff} of {n_layer + 1} layers offloads the output layer"
+                " first (llama.cpp PR #18148) is not known for this build; the placement is followed"
+                f" for builds up to b{PR18148_BEFORE_BUILD} and from b{PR18148_FROM_BUILD}"
+            )
+        # src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer - ngl, 0) before PR #18148,
+        # max(n_layer + 1 - ngl, 0) from it on (the output layer, index n_layer, goes first)
+        i_gpu_start = max(n_layer + (1 if output_first else 0) - ngl_eff, 0)
         act = min(ngl_eff, n_layer + 1)
         weights = list(tensor_split) if tensor_split is not None else [1.0] * n_gpus
         total = sum(weights) or 1.0
@@ -1099,12 +1151,12 @@ def llamacpp_startup(
             DeviceMemory("CPU", cpu_mapped + host_bufs.get("CPU", 0.0), kv_cpu, 0.0, None, host_layers)
         )
         offloaded = sum(layers)
-        return devs, cpu_mapped, offloaded
+        return devs, cpu_mapped, offloaded, dev_of(n_layer) >= 0
 
     n_layers_max = hp.n_layer + 1
     ngl = n_gpu_layers
     notes: list[str] = []
-    devs, cpu_mapped, offloaded = build(ngl)
+    devs, cpu_mapped, offloaded, output_on_gpu = build(ngl)
     over = any(d.used_bytes > dev_total for d in devs if d.total_bytes is not None)
     if (
         ngl == -1
@@ -1113,7 +1165,7 @@ def llamacpp_startup(
     ):
         # src/llama.cpp llama_params_fit_impl: fewer layers until every device keeps its margin
         for n in range(n_layers_max - 1, -1, -1):
-            devs, cpu_mapped, offloaded = build(n)
+            devs, cpu_mapped, offloaded, output_on_gpu = build(n)
             if all(d.used_bytes <= dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None):
                 ngl = n
                 notes.append(f"--fit: {n} of {n_layers_max} layers keep a 1 GiB margin on each GPU")
@@ -1176,6 +1228,8 @@ def llamacpp_startup(
         message=message,
         tokens_per_s=tps,
         notes=tuple(notes),
+        output_first=bool(output_first),
+        output_on_gpu=output_on_gpu,
     )
 
 
@@ -1549,6 +1603,8 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     m = _RE_BUILD.search(text)
     if m:
         out["build"] = f"b{m.group(1)} ({m.group(2)})"
+        if int(m.group(1)) > 0:  # Ollama's vendored tree prints "build: 0"
+            out["build_number"] = int(m.group(1))  # llamacpp_startup(build=...) picks its rules by it
         if out["engine"] == "llama.cpp":
             out["version"] = out["build"]
     model: dict[str, float] = {}
