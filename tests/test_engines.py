@@ -1012,6 +1012,11 @@ def test_encoder_budget_and_items_follow_the_scheduler():
     assert short["items"] == 1
     assert two["held"] == 2 * (65536 * 3 * 2 * 16 * 16 * 2 + 16384 * 5120 * 2)  # both images held
     assert short["held"] == two["held"] / 2
+    # at TP 1 the blocks' MLP moment is the encoder's peak: the inputs, the position table, the
+    # residual and the norm output (3 rows of 2 x 65,536 x 1,152), cos/sin, fc1's output and GELU
+    patches, pixels = 2 * 65536, 2 * 65536 * 3 * 2 * 16 * 16 * 2
+    rotary = 2 * patches * (1152 // 16 // 2) * 2
+    assert two["encoder_peak"] == pixels + 3 * patches * 1152 * 2 + rotary + 2 * patches * 4304 * 2
 
 
 def test_language_model_only_and_zero_limits_drop_the_tower_and_its_pass():

@@ -739,8 +739,12 @@ def vision_encoder_profile(
     row = patches * h * b  # one full-width activation of every patch
     pixel_values = patches * channels * temporal * patch * patch * b
     patch_embed = pixel_values + pixel_values + row  # the permuted copy, then the linear's output
-    last_item_row = row / items
-    pos_embed = pixel_values + row + 4 * last_item_row + 2 * row  # embeds, outputs, torch.cat
+    # fast_pos_embed_interpolate, in rows of one item's patches x hidden, beside the k items'
+    # patch embeddings: torch.cat's moment holds the last item's 4 tables, the k outputs and
+    # their copy (3k + 4); with k >= 2, item k's tables are gathered while item k-1's are still
+    # bound to ``embeds``, beside k - 1 outputs (2k + 7)
+    per_row = row / items
+    pos_embed = pixel_values + per_row * max(3 * items + 4, 2 * items + 7 if items > 1 else 0)
     head_dim = h // heads
     rotary = 2 * patches * (head_dim // 2) * b  # cos and sin kept in encoder_metadata
     attn = 7 * row / tp  # qkv (3), contiguous q/k (2) and rotated q/k (2) shards
