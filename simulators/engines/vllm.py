@@ -652,6 +652,75 @@ def _gemma3_encoder_profile(
     }
 
 
+# gemma4_mm.py:79-80: a video is up to 32 frames of at most 70 soft tokens each
+GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT_TOKENS = 32, 70
+GEMMA4_DUMMY_SIDE = 224  # gemma4_mm.py:385-392: Gemma4ImageProcessor has size=None, so 224 x 224
+
+
+def _gemma4_soft_tokens(width: int, height: int, patch: int, k: int, max_soft: int) -> int:
+    """gemma4_mm.py:226-256 (``_compute_num_soft_tokens``): the aspect-preserving resize to at
+    most max_soft x k² patches, in whole k x k pools, then one soft token a pool."""
+    unit = patch * k
+    scale = math.sqrt(max_soft * k * k / ((height / patch) * (width / patch)))
+    target_h = max(unit, math.floor(height * scale / unit) * unit)
+    target_w = max(unit, math.floor(width * scale / unit) * unit)
+    return (target_h // patch) * (target_w // patch) // (k * k)
+
+
+def _gemma4_encoder_profile(
+    config: Mapping[str, Any],
+    b: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    limits: Mapping[str, int],
+) -> dict[str, float]:
+    """Gemma 4's vision tower in vLLM 0.19.0's profile run (no audio tower), per GPU.
+
+    ``gemma4_mm.py:201-216``: an image is at most ``default_output_length`` (280) tokens, a video
+    32 x (70 + 2 + 6) = 2,496, so the profile encodes dummy videos while video is allowed
+    (``encoder_budget.py``: the modality with the most tokens an item). Each is 32 frames of 224 x
+    224 (gemma4_mm.py:385-392, 420-455) cut into at most 70 x 3² = 630 patches and padded to 630
+    (transformers' Gemma 4 image processor, called frame by frame: gemma4_mm.py:494-540); the
+    tower (transformers' module, whole on every rank) runs one frame at a time and strips the
+    padding, leaving 64 soft tokens a frame (gemma4_mm.py:1097-1150), projected to the text width
+    and concatenated per video. Held to the end of the profile run: the inputs (patches x 3·16²,
+    model dtype; position ids int64) and the outputs. The encoder's own peak, one frame's pass
+    beside the inputs, the frame list and its concatenation, is taken as the inputs + twice the
+    outputs + one gated-MLP block over 630 patches (residual, norm, gate, up, product).
+    """
+    vision, text = config["vision_config"], _text_config(config)
+    if limits.get("video", 0) == 0:
+        raise EngineError(
+            "limit_mm_per_prompt: Gemma 4 with videos off is profiled on images (one at a time,"
+            " gemma4_mm.py:1026-1090); that pass is not modelled"
+        )
+    patch, k = int(vision["patch_size"]), int(vision["pooling_kernel_size"])
+    per_item = GEMMA4_VIDEO_FRAMES * (GEMMA4_VIDEO_SOFT_TOKENS + 2 + 6)
+    budget = max(max_num_batched_tokens, per_item, int(vision.get("default_output_length", 280)))
+    items_per_prompt = max(1, min(limits["video"], max_model_len // per_item))
+    items = max(1, min(budget // per_item, max_num_seqs * items_per_prompt))
+    frames = items * GEMMA4_VIDEO_FRAMES
+    padded = GEMMA4_VIDEO_SOFT_TOKENS * k * k
+    soft = _gemma4_soft_tokens(GEMMA4_DUMMY_SIDE, GEMMA4_DUMMY_SIDE, patch, k, GEMMA4_VIDEO_SOFT_TOKENS)
+    pixel_values = frames * padded * 3 * patch * patch * b
+    position_ids = frames * padded * 2 * 8
+    outputs = frames * soft * int(text.get("hidden_size", 0)) * b
+    h, inter = int(vision["hidden_size"]), int(vision["intermediate_size"])
+    frame_pass = 2 * padded * h * b + 3 * padded * inter * b
+    held = pixel_values + position_ids + outputs
+    return {
+        "budget_tokens": float(budget),
+        "items": float(items),
+        "tokens_per_item": float(per_item),
+        "patches": float(frames * padded),
+        "pixel_values": float(pixel_values),
+        "outputs": float(outputs),
+        "encoder_peak": float(held + outputs + frame_pass),
+        "held": float(held),
+    }
+
+
 def vision_encoder_profile(
     config: Mapping[str, Any],
     *,
@@ -665,8 +734,9 @@ def vision_encoder_profile(
     skip_mm_profiling: bool = False,
 ) -> dict[str, float] | None:
     """What the vision encoder adds to the profile run's torch peak, for a Qwen3-VL-style tower
-    (Qwen 3.5) or Gemma 3's SigLIP (``_gemma3_encoder_profile``), per GPU; None for a checkpoint
-    without one, or a tower not yet followed (Gemma 4, Llama 4).
+    (Qwen 3.5), Gemma 3's SigLIP (``_gemma3_encoder_profile``) or Gemma 4's tower without an audio
+    tower (``_gemma4_encoder_profile``), per GPU; None for a checkpoint without one, or a tower
+    not yet followed (Llama 4, Gemma 4 with audio).
 
     vLLM 0.19.0, ``v1/worker/gpu_model_runner.py:5721-5794`` (``profile_run``): unless
     ``skip_mm_profiling`` (5725) or the encoder budget is 0 (5734: every modality's limit 0), it
@@ -708,11 +778,18 @@ def vision_encoder_profile(
     wrapper = str(config.get("model_type", ""))
     qwen = wrapper in ("qwen3_5", "qwen3_5_moe") and "depth" in vision
     gemma3 = wrapper == "gemma3" and vision.get("model_type") == "siglip_vision_model"
-    if not (qwen or gemma3):
+    gemma4 = wrapper == "gemma4" and vision.get("model_type") == "gemma4_vision"
+    if gemma4 and config.get("audio_config"):
+        return None  # an audio tower's items (the processor's audio_seq_length) are not modelled
+    if not (qwen or gemma3 or gemma4):
         return None
     limits = {m: _mm_limit(limit_mm_per_prompt, m, language_model_only) for m in _tower_modalities(config)}
     if skip_mm_profiling or not any(limits.values()):
         return {"budget_tokens": 0.0, "items": 0.0, "encoder_peak": 0.0, "held": 0.0}
+    if gemma4:
+        return _gemma4_encoder_profile(
+            config, dtype_bytes, max_num_batched_tokens, max_num_seqs, max_model_len, limits
+        )
     image_limit = limits["image"]
     if not image_limit:
         raise EngineError(
@@ -1606,7 +1683,7 @@ def vllm_startup(
         act["decoder_total"] = act["total"]
         act["total"] = max(encoder["encoder_peak"], encoder["held"] + act["total"])
     elif tower and not skip_mm_profiling:
-        # another tower (Gemma 4, Llama 4): not yet followed from its source; its outputs
+        # another tower (Llama 4, Gemma 4 with audio): not yet followed from its source; its outputs
         # are taken as one text-width row per token of max_num_batched_tokens, kept to the end
         act["encoder_outputs"] = batched * spec.hidden_size * layout.dtype_bytes
         act["total"] += act["encoder_outputs"]
