@@ -1693,6 +1693,9 @@ def vllm_startup(
     stages: list[dict[str, Any]] = []
     if pp > 1:
         stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
+        if encoder is not None:  # the first stage runs the encoder pass as well (profile_run)
+            first = stages[0]
+            first["activation"] = max(encoder["encoder_peak"], encoder["held"] + first["activation"])
         weights, activation = stages[0]["weights"], stages[0]["activation"]
     piecewise, full = cuda_graph_capture_sizes(seqs)
     n_graphs = 0 if enforce_eager else len(piecewise) + len(full)
