@@ -561,8 +561,12 @@ def vision_replicated_params(config: Mapping[str, Any]) -> int:
 # The image processor's pixel cap of Qwen 3.5's checkpoints (preprocessor_config.json: "size":
 # {"longest_edge": 16777216, "shortest_edge": 65536}, patch 16, merge 2, i.e. 4096 x 4096 px),
 # as the Qwen3-VL/3.5 processor configs in the code index read (the file is not in config.json).
-# The video processor's cap (25,165,824 px over a temporal patch of 2) gives fewer tokens per item
-# (12,288 < 16,384), so vLLM profiles with an image (encoder_budget.py: get_modality_with_max_tokens).
+# vLLM profiles with the modality with the most tokens an item (encoder_budget.py:
+# get_modality_with_max_tokens); the video processor's cap is taken to give fewer than an image
+# (its config is not in the project), as a LAMBO start-up prints it (leadawon/LAMBO
+# logs/vllm_serve.log at b73493e, vLLM 0.19.0, Qwen3.5-27B: "Encoder cache will be initialized
+# with a budget of 16384 tokens, and profiled with 1 image items of the maximum feature size",
+# after "Using backend AttentionBackendEnum.FLASH_ATTN for vit attention").
 QWEN_VL_IMAGE_MAX_PIXELS = 16_777_216
 MM_DEFAULT_LIMIT = 999  # config/multimodal.py:270: an unspecified modality allows 999 items a prompt
 
