@@ -411,6 +411,240 @@ def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: 
     return total
 
 
+# ---------------------------------------------------------------------------------------------
+# The caching allocator's blocks ("Model loading took" counts them, not the tensors' bytes)
+# ---------------------------------------------------------------------------------------------
+# "Model loading took" is DeviceMemoryProfiler's consumed_memory (v1/worker/gpu_model_runner.py:
+# 4806-4808 at 0.19.0; utils/mem_utils.py:44-60): the platform's memory usage after the load
+# less before, on CUDA torch.cuda.max_memory_allocated() just after empty_cache() and
+# reset_peak_memory_stats() (platforms/cuda.py: get_current_memory_usage, read at vllm-project/
+# vllm 002db49, the 0.19.0 copy read here lacking platforms/), i.e. the allocator's live blocks.
+# The KV budget takes the same figure (mem_utils.py:252-281: weights_memory), while the blocks'
+# free rests are reserved memory outside both (non_torch = used - reserved). A block is the
+# request rounded up to 512 bytes, except where the allocator does not split off the rest of the
+# free block it took. PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp:
+# round_size, get_allocation_size, should_split, best-fit get_free_block; the rules
+# simulators/engines/sglang.py follows) gives a request of 10 MiB or more its own segment rounded
+# up to 2 MiB, one of 1-10 MiB a 20 MiB segment, one of at most 1 MiB a 2 MiB segment of the
+# small pool, and splits a large block only when more than 1 MiB would remain. So a 42.5 MiB
+# shard holds 44 MiB and gives 1.5 MiB back, while an 85 MiB shard keeps all of its 86 MiB
+# segment: the extra 1 MiB counts as loaded.
+_ALLOC_MIN_BLOCK = 512
+_ALLOC_SMALL_SIZE = 1 << 20
+_ALLOC_SMALL_BUFFER = 2 << 20
+_ALLOC_LARGE_BUFFER = 20 << 20
+_ALLOC_MIN_LARGE = 10 << 20
+_ALLOC_ROUND_LARGE = 2 << 20
+
+
+class _Block:
+    __slots__ = ("free", "key", "next", "prev", "size", "small")
+
+    def __init__(self, size: int, small: bool) -> None:
+        self.size, self.small, self.free = size, small, False
+        self.prev: _Block | None = None
+        self.next: _Block | None = None
+        self.key: tuple[int, int] = (0, 0)
+
+
+def caching_allocator_allocated(events: Sequence[int]) -> int:
+    """Bytes ``torch.cuda.memory_allocated()`` reports once these events have run on a fresh
+    allocator. A positive event allocates that many bytes (the k-th allocation is tensor k); a
+    negative event ``-(k + 1)`` frees tensor k, its block merging with free neighbours of the
+    same segment. A live block keeps a rest too small to split off (the rules above)."""
+    import bisect
+
+    free_keys: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+    by_key: dict[tuple[int, int], _Block] = {}
+    live: list[_Block | None] = []
+    counter = 0
+
+    def put(block: _Block) -> None:
+        nonlocal counter
+        counter += 1
+        block.free, block.key = True, (block.size, counter)
+        by_key[block.key] = block
+        bisect.insort(free_keys[block.small], block.key)
+
+    def take(block: _Block) -> None:
+        keys = free_keys[block.small]
+        keys.pop(bisect.bisect_left(keys, block.key))
+        del by_key[block.key]
+        block.free = False
+
+    for event in events:
+        if event < 0:
+            block = live[-event - 1]
+            live[-event - 1] = None
+            if block is None:
+                continue
+            prev, nxt = block.prev, block.next
+            if prev is not None and prev.free:
+                take(prev)
+                prev.size += block.size
+                prev.next = nxt
+                if nxt is not None:
+                    nxt.prev = prev
+                block = prev
+            if nxt is not None and nxt.free:
+                take(nxt)
+                block.size += nxt.size
+                block.next = nxt.next
+                if nxt.next is not None:
+                    nxt.next.prev = block
+            put(block)
+            continue
+        rounded = max(_ALLOC_MIN_BLOCK, _pad(event, _ALLOC_MIN_BLOCK))
+        small = rounded <= _ALLOC_SMALL_SIZE
+        keys = free_keys[small]
+        i = bisect.bisect_left(keys, (rounded, 0))
+        if i < len(keys):
+            block = by_key[keys[i]]
+            take(block)
+        elif small:
+            block = _Block(_ALLOC_SMALL_BUFFER, small)
+        elif rounded < _ALLOC_MIN_LARGE:
+            block = _Block(_ALLOC_LARGE_BUFFER, small)
+        else:
+            block = _Block(_pad(rounded, _ALLOC_ROUND_LARGE), small)
+        remaining = block.size - rounded
+        if (small and remaining >= _ALLOC_MIN_BLOCK) or (not small and remaining > _ALLOC_SMALL_SIZE):
+            rest = _Block(remaining, small)
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            block.next = rest
+            block.size = rounded
+            put(rest)
+        live.append(block)
+    return sum(block.size for block in live if block is not None)
+
+
+class _LoadOrder:
+    """The tensors a model creates on the GPU, in order (allocations and frees)."""
+
+    def __init__(self) -> None:
+        self.events: list[int] = []
+        self.sizes: list[int] = []
+        self.live = 0  # the live tensors' own bytes
+
+    def alloc(self, nbytes: float) -> int:
+        n = int(nbytes)
+        self.events.append(n)
+        self.sizes.append(n)
+        self.live += n
+        return len(self.sizes) - 1
+
+    def free(self, index: int) -> None:
+        self.events.append(-(index + 1))
+        self.live -= self.sizes[index]
+
+    def rope(self, positions: int, dim: int, dtype_bytes: int) -> None:
+        """``RotaryEmbeddingBase.__init__`` on the GPU (rotary_embedding/base.py:58-63, 69-92 at
+        0.19.0): inv_freq, t, freqs, cos, sin and their fp32 concatenation; the locals go on
+        return, the table is cast to the model dtype, then the fp32 table goes."""
+        half = dim // 2
+        temps = [self.alloc(half * 4), self.alloc(positions * 4)]
+        temps += [self.alloc(positions * half * 4) for _ in range(3)]  # freqs, cos, sin
+        table = self.alloc(positions * dim * 4)  # torch.cat((cos, sin), dim=-1)
+        for t in temps:
+            self.free(t)
+        self.alloc(positions * dim * dtype_bytes)
+        self.free(table)
+
+
+def _partial_rotary(text: Mapping[str, Any]) -> float:
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    value = rope.get("partial_rotary_factor") if isinstance(rope, Mapping) else None
+    return float(value or text.get("partial_rotary_factor") or 1.0)
+
+
+def _qwen35_vision_order(order: _LoadOrder, vision: Mapping[str, Any], tp: int, b: int) -> None:
+    """Qwen 3.5's vision tower as models/qwen3_vl.py:321-420 (0.19.0) builds it: patch
+    embedding, position table, its rotary embedding (8,192 positions, half the head), the
+    merger (LayerNorm, fc1, fc2), then each block's two LayerNorms, attention QKV and
+    projection, MLP fc1 and fc2, every linear with a bias."""
+    h, heads, inter = int(vision["hidden_size"]), int(vision["num_heads"]), int(vision["intermediate_size"])
+    out = int(vision["out_hidden_size"])
+    p, t = int(vision["patch_size"]), int(vision["temporal_patch_size"])
+    merged = h * int(vision["spatial_merge_size"]) ** 2
+    channels, positions = int(vision.get("in_channels", 3)), int(vision["num_position_embeddings"])
+    for n in (h * channels * t * p * p, h, positions * h):  # patch embedding, its bias, positions
+        order.alloc(n * b)
+    order.rope(8192, h // heads // 2, b)
+    for n in (h, h, merged // tp * merged, merged // tp, out * (merged // tp), out):
+        order.alloc(n * b)
+    for _ in range(int(vision["depth"])):
+        for n in (h, h, h, h, 3 * h // tp * h, 3 * h // tp, h * (h // tp), h):
+            order.alloc(n * b)
+        for n in (inter // tp * h, inter // tp, h * (inter // tp), h):
+            order.alloc(n * b)
+
+
+def vllm_allocator_rounding_bytes(
+    spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
+) -> float | None:
+    """Bytes "Model loading took" counts beyond the tensors vLLM loads: the allocator's live
+    blocks (``caching_allocator_allocated``) less the tensors' own bytes, for the tensors in the
+    order vLLM 0.19 creates them (model_loader/base_loader.py: load_model builds the model under
+    ``with target_device``, read at vllm-project/vllm 01f62d3).
+    Followed for Qwen 3.5's dense checkpoints in the model dtype: models/qwen3_5.py:118-260,
+    445-510, 574-610; Gated DeltaNet layers as layers/mamba/gdn_linear_attn.py:226-358 creates
+    them, full-attention layers as models/qwen3_next.py:200-276 (one rotary table, cached by
+    get_rope), the vision tower as ``_qwen35_vision_order``. None (not modelled) for another
+    model or a quantized checkpoint.
+
+    Qwen3.5-27B at TP 4: each 85 MiB gate/up shard holds 86 MiB, each 15 MiB Gated DeltaNet output
+    projection 16 MiB, the 16 full-attention layers' 35 MiB QKV and 15 MiB output shards 36 and
+    16 MiB: 0.14 GiB. Qwen3.5-9B's shards are whole multiples of 2 MiB (48, 24, 20, 8 MiB)."""
+    cfg = config or {}
+    text = _text_config(cfg)
+    gdn = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
+    if spec.family != "qwen3_5_text" or layout.quantized != "none" or spec.is_moe:
+        return None
+    if any(not text.get(k) for k in gdn):
+        return None
+    b = layout.dtype_bytes
+    h, hd, tp = spec.hidden_size, spec.head_dim, max(1, tp)
+    order = _LoadOrder()
+    vision = cfg.get("vision_config")
+    if isinstance(vision, Mapping) and vision:
+        _qwen35_vision_order(order, vision, tp, b)
+    vocab_rows = _pad(spec.vocab_size, VOCAB_PADDING)
+    order.alloc(vocab_rows // tp * h * b)  # embed_tokens
+    nk, nv = int(text["linear_num_key_heads"]), int(text["linear_num_value_heads"])
+    v_dim = int(text["linear_value_head_dim"])
+    key, value = nk * int(text["linear_key_head_dim"]), nv * v_dim
+    kernel = int(text.get("linear_conv_kernel_dim", 4))
+    gate = 2 if text.get("attn_output_gate", True) else 1
+    rope_built = False
+    for kind, (heads, kv_heads, inter) in zip(spec.kinds(), spec.layer_shapes(), strict=True):
+        if kind == "linear":  # GatedDeltaNetAttention: conv1d, in_proj_qkvz, in_proj_ba, ...
+            for n in ((2 * key + value) // tp * kernel, (2 * key + 2 * value) // tp * h, 2 * nv // tp * h):
+                order.alloc(n * b)
+            order.alloc(nv // tp * b)  # dt_bias
+            order.alloc(nv // tp * 4)  # A_log, float32
+            order.alloc(v_dim * b)  # RMSNormGated
+            order.alloc(h * (value // tp) * b)  # out_proj
+        else:  # Qwen3NextAttention: qkv_proj (query and gate), o_proj, rotary, q/k norms
+            order.alloc((heads * gate // tp + 2 * _kv_heads_per_rank(kv_heads, tp)) * hd * h * b)
+            order.alloc(h * (heads // tp * hd) * b)
+            dim = int(hd * _partial_rotary(text))
+            if not rope_built and dim and spec.max_positions:
+                order.rope(int(rotary_table_bytes(spec, cfg, 1)) // dim, dim, b)
+                rope_built = True
+            order.alloc(hd * b)
+            order.alloc(hd * b)
+        order.alloc(2 * inter // tp * h * b)  # gate_up_proj
+        order.alloc(h * (inter // tp) * b)  # down_proj
+        order.alloc(h * b)  # input_layernorm
+        order.alloc(h * b)  # post_attention_layernorm
+    order.alloc(h * b)  # final norm
+    if not spec.tie_word_embeddings:
+        order.alloc(vocab_rows // tp * h * b)  # lm_head
+    return float(caching_allocator_allocated(order.events) - order.live)
+
+
 def _pad64(n: float) -> int:
     return _pad(math.ceil(n), 64)
 
@@ -1665,6 +1899,9 @@ def vllm_startup(
     requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py: request_memory
     tower = vision_tower_loaded(config or {}, limit_mm_per_prompt, language_model_only)
     weights_parts = vllm_weight_bytes(spec, layout, tp, config if tower else _without_vision(config))
+    rounding = vllm_allocator_rounding_bytes(spec, layout, tp, config if tower else _without_vision(config))
+    if rounding is not None:  # the allocator's blocks, as "Model loading took" counts them
+        weights_parts["allocator_rounding"] = rounding
     weights = sum(weights_parts.values())
     act = vllm_activation_bytes(
         spec, layout, tp=tp, max_num_batched_tokens=batched, max_num_seqs=seqs, num_sms=accel.sm_count
