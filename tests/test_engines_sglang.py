@@ -1,16 +1,22 @@
 """SGLang's start-up (simulators/engines/sglang.py, following SGLang 0.5.23's source and, for older
-logs, the 0.5.3, 0.4.4.post2 and 0.4.0.post1 wheels where their rules differ) against real SGLang
-start-up logs (tests/data/sglang_startups.jsonl: each row keeps its raw lines and the URL it came
-from).
+logs, the 0.5.3, 0.4.4.post2, 0.4.0.post1 and 0.3.5 wheels where their rules differ) against
+real SGLang start-up logs (tests/data/sglang_startups.jsonl: each row keeps its raw lines and
+the URL it came from).
 
-Sixteen public logs are collected. Nine are predicted from their model's config.json, every one
-within 0.5 % (QwQ-32B on 4 x L4 +0.00 % since the weights follow SGLang's FP32 rotary table and
-the caching allocator's whole segments, Qwen3-235B-FP8 +0.46 %, Gemma 3 4B +0.11 %, Llama 3.3
-70B +0.02 %, five runs of SGLang's documentation CI +0.14 % to +0.25 %); seven are refused with
-the reason in the row (two Qwen 3.5 logs whose weights and fraction are not given, DeepSeek
-Sparse Attention's indexer, speculative drafts, a fraction or config the log does not give).
-Issue 31's bar counts a refusal as a miss: 9 of 16 within 2 % (56 %) is short of 90 %, so
+Twenty-five public logs are collected. Seventeen are predicted from their model's config.json,
+every one within 0.5 % (QwQ-32B on 4 x L4 +0.00 % since the weights follow SGLang's FP32 rotary
+table and the caching allocator's whole segments, Qwen3-235B-FP8 +0.46 %, Gemma 3 4B +0.11 %,
+Llama 3.3 70B +0.02 %, thirteen runs of SGLang's documentation CI +0.14 % to +0.25 %: Llama 3.2
+1B, Llama 3.1 8B, Llama 2 7B chat + EAGLE, gte-Qwen2-7B-instruct (embedding) and
+Skywork-Reward-Llama-3.1-8B (reward), under the 0.3.5, 0.4.0.post1 and 0.4.4.post2 rules);
+eight are refused with the reason in the row (two Qwen 3.5 logs whose weights and fraction are
+not given, DeepSeek Sparse Attention's indexer, speculative drafts, a fraction or config the log
+does not give, Llama 3.2 11B Vision's cross-attention with no sourced config). Issue 31's bar
+counts a refusal as a miss: 17 of 25 within 2 % (68 %) is short of 90 %, so
 test_issue_31_sglang_acceptance stays a strict xfail that says so.
+
+Every documentation-CI row prints 0.09-0.10 GiB more weights than predicted, whatever the model's
+size (2.4 to 15.1 GiB); the cause is not found and nothing is fitted to it.
 
 The two Qwen 3.5 logs print SGLang's Mamba pool ("Mamba Cache is allocated"): the state one
 request slot takes (from Qwen3.5-397B-A17B's config, inferred from the bytes) times the printed
@@ -277,6 +283,8 @@ def _baseline(row: dict, parsed: dict) -> float | None:
 
 def _predict(row: dict):
     cfg = json.loads((ROOT / row["config"]).read_text("utf-8"))
+    if "architecture" in row:  # the class the log prints (Load weight end ... type=), over a stand-in config
+        cfg["architectures"] = [row["architecture"]]
     parsed = parse_log("\n".join(row["raw_lines"]))
     s = sglang_startup(
         cfg,
@@ -366,6 +374,57 @@ def test_the_caching_allocator_rules():
     assert caching_allocator_reserved([20 * mib, 16 * mib, 112 * mib, 56 * mib]) == 204 * mib
 
 
+@pytest.mark.parametrize("row", [r for r in MODELLED.values() if "architecture" in r], ids=lambda r: r["id"])
+def test_a_row_that_names_its_class_takes_it_from_the_log(row):
+    assert f"type={row['architecture']}," in "\n".join(row["raw_lines"])
+
+
+def test_a_reward_model_has_a_score_layer_instead_of_the_lm_head():
+    """SGLang's LlamaForSequenceClassification (models/llama_reward.py) keeps LlamaModel and a
+    num_labels x hidden score layer: the Llama 3.1 8B LM head's 128,256 x 4,096 bf16 rows
+    (0.98 GiB) are not allocated, so the pool is that much larger."""
+    causal = dict(get_model_preset("llama-3.1-8b").config)
+    reward = {**causal, "architectures": ["LlamaForSequenceClassification"], "num_labels": 1}
+    kw = {"mem_fraction_static": 0.88, "baseline_bytes": 78.81 * GiB, "rules": "0.4.4.post2"}
+    c = sglang_startup(causal, "h100-sxm", **kw)
+    r = sglang_startup(reward, "h100-sxm", **kw)
+    assert c.weights_parts["lm_head"] == 128256 * 4096 * 2
+    assert r.weights_parts["lm_head"] == 4096 * 2
+    assert c.weights_bytes - r.weights_bytes == pytest.approx(128256 * 4096 * 2 - 4096 * 2)
+    assert r.pool_bytes - c.pool_bytes == pytest.approx(c.weights_bytes - r.weights_bytes)
+    # without num_labels or id2label, transformers' PretrainedConfig has two labels
+    two = sglang_startup({**reward, "num_labels": None}, "h100-sxm", **kw)
+    assert two.weights_parts["lm_head"] == 2 * 4096 * 2
+
+
+def test_release_0_3_5_builds_its_own_lm_head_for_tied_models():
+    """SGLang 0.3.4.post2 and 0.3.5 models/llama.py (line 305) and models/qwen2.py (line 276)
+    always build a ParallelLMHead; 0.4.0.post1 shares the embedding (llama.py line 308). The docs
+    CI's Llama 3.2 1B printed 2.91 GB of weights on 2024-11-02 and 2.42 GB on 2024-12-04: the
+    128,256 x 2,048 bf16 head, 0.49 GiB, is the difference the rule gives."""
+    cfg = get_model_preset("llama-3.2-1b").config
+    kw = {"mem_fraction_static": 0.88, "baseline_bytes": 78.59 * GiB}
+    old = sglang_startup(cfg, "h100-sxm", rules="0.3.5", **kw)
+    new = sglang_startup(cfg, "h100-sxm", rules="0.4.0.post1", **kw)
+    head = 128256 * 2048 * 2
+    assert old.weights_parts["lm_head"] == head and new.weights_parts["lm_head"] == 0
+    assert old.weights_bytes - new.weights_bytes == pytest.approx(head, abs=2 * 2**20)
+    nov, dec = (
+        parse_log("\n".join(ROWS[k]["raw_lines"]))
+        for k in ("sglang-docs-llama-3.2-1b-h100-tp1-2024-11", "sglang-docs-llama-3.2-1b-h100-tp1-2024-12")
+    )
+    logged = (nov["baseline_bytes"] - nov["after_weights_bytes"]) - (
+        dec["baseline_bytes"] - dec["after_weights_bytes"]
+    )
+    assert logged == pytest.approx(head, abs=0.01 * GiB)
+    # a tied class whose 0.3.5 file was not read is refused under those rules
+    with pytest.raises(EngineError, match="tie_word_embeddings"):
+        sglang_startup(get_model_preset("gemma-2b").config, "h100-sxm", rules="0.3.5", **kw)
+    # its default fraction: 0.83 from TP 8 (0.81 from 0.4.0)
+    assert default_mem_fraction_static(80 * GiB, tp=8, rules="0.3.5")["mem_fraction_static"] == 0.83
+    assert default_mem_fraction_static(80 * GiB, tp=1, rules="0.3.5")["mem_fraction_static"] == 0.88
+
+
 def test_releases_before_0_4_2_keep_the_rotary_table_in_the_model_dtype():
     cfg = get_model_preset("llama-3.1-8b").config
     old = sglang_startup(cfg, "h100-sxm", rules="0.4.0.post1", mem_fraction_static=0.88)
@@ -399,10 +458,11 @@ def test_tally_against_issue_31_sglang_bar():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 31's SGLang bar is not met when a refusal counts as a miss: 16 logs collected,"
-    " 9 predicted (all within 0.5 %), 7 refused with reasons (two Qwen 3.5 hybrids whose Mamba"
+    reason="issue 31's SGLang bar is not met when a refusal counts as a miss: 25 logs collected,"
+    " 17 predicted (all within 0.5 %), 8 refused with reasons (two Qwen 3.5 hybrids whose Mamba"
     " pool is checked but whose weights and fraction are not given, DSA indexer, speculative"
-    " drafts, fraction or config unknown): 9/16 = 56 % within 2 %, not 90 %",
+    " drafts, fraction or config unknown, Llama 3.2 11B Vision's cross-attention):"
+    " 17/25 = 68 % within 2 %, not 90 %",
 )
 def test_issue_31_sglang_acceptance():
     tally = _tally()
