@@ -634,10 +634,12 @@ def test_the_design_tpot_question_asks_only_deployments_that_fit():
 
 
 def test_the_llama_cpp_step_says_fit_shrinks_an_unset_context_first():
-    """Review 2026-11-29 L5: llama.cpp's --fit (common/fit.cpp, common_params_fit_impl) reduces the
-    context before it moves layers when -c is not given; every question passes -c."""
+    """Review 2026-11-29 L5: llama.cpp's --fit reduces the context before it moves layers when -c is
+    not given (in the pinned ec98e2002, src/llama.cpp: llama_params_fit_impl; common/fit.cpp is a
+    later build's file, review 2026-11-29c P3); every question passes -c."""
     step = _step_of(_lesson(10), "llamacpp-gpu-layers")
-    assert "Without `-c` it first shrinks the context" in step.body and "common/fit.cpp" in step.body
+    assert "Without `-c` it first shrinks the context" in step.body
+    assert "src/llama.cpp: llama_params_fit" in step.body and "common/fit.cpp" not in step.body
     base = next(q for q in step.questions if q.id == "llamacpp-gpu-layers")
     assert all("`-c " in q.prompt for q in (base, *base.variants()))
 
