@@ -85,6 +85,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulators.engines import allocator as _allocator
 from simulators.engines.device import reported_memory_bytes, reported_memory_source, smi_mib
 from simulators.engines.ledger import EngineError, GiB, Ledger, LogError, MiB, Term, resolve_gpu
 from simulators.engines.vllm import rotary_table_bytes, vllm_weight_bytes, weight_layout
@@ -736,12 +737,13 @@ class SglangStartup:
 # 2 MiB (get_allocation_size). A large block splits only when more than 1 MiB would remain
 # (should_split); best fit first (get_free_block). SGLang leaves the allocator's defaults
 # (no expandable segments).
-_MIN_BLOCK = 512
-_SMALL_SIZE = 1 << 20
-_SMALL_BUFFER = 2 << 20
-_LARGE_BUFFER = 20 << 20
-_MIN_LARGE_ALLOC = 10 << 20
-_ROUND_LARGE = 2 << 20
+# the rules' one home: simulators/engines/allocator.py
+_LARGE_BUFFER = _allocator.LARGE_BUFFER
+_MIN_BLOCK = _allocator.MIN_BLOCK
+_MIN_LARGE_ALLOC = _allocator.MIN_LARGE_ALLOC
+_ROUND_LARGE = _allocator.ROUND_LARGE
+_SMALL_BUFFER = _allocator.SMALL_BUFFER
+_SMALL_SIZE = _allocator.SMALL_SIZE
 
 
 def caching_allocator_reserved(sizes: list[int]) -> int:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulators.engines import allocator as _allocator
 from simulators.engines.device import (
     device_total,
     reported_memory_bytes,
@@ -429,12 +430,13 @@ def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: 
 # small pool, and splits a large block only when more than 1 MiB would remain. So a 42.5 MiB
 # shard holds 44 MiB and gives 1.5 MiB back, while an 85 MiB shard keeps all of its 86 MiB
 # segment: the extra 1 MiB counts as loaded.
-_ALLOC_MIN_BLOCK = 512
-_ALLOC_SMALL_SIZE = 1 << 20
-_ALLOC_SMALL_BUFFER = 2 << 20
-_ALLOC_LARGE_BUFFER = 20 << 20
-_ALLOC_MIN_LARGE = 10 << 20
-_ALLOC_ROUND_LARGE = 2 << 20
+# the rules' one home: simulators/engines/allocator.py
+_ALLOC_LARGE_BUFFER = _allocator.LARGE_BUFFER
+_ALLOC_MIN_BLOCK = _allocator.MIN_BLOCK
+_ALLOC_MIN_LARGE = _allocator.MIN_LARGE_ALLOC
+_ALLOC_ROUND_LARGE = _allocator.ROUND_LARGE
+_ALLOC_SMALL_BUFFER = _allocator.SMALL_BUFFER
+_ALLOC_SMALL_SIZE = _allocator.SMALL_SIZE
 
 
 class _Block:
