@@ -62,7 +62,10 @@ DATA = Path(__file__).parent / "data"
 ROWS = {
     r["id"]: r
     for r in (
-        json.loads(line) for line in (DATA / "sglang_startups.jsonl").read_text("utf-8").splitlines() if line
+        json.loads(line)
+        for path in sorted(DATA.glob("sglang_startups*.jsonl"))  # and companions (sglang_startups_*.jsonl)
+        for line in path.read_text("utf-8").splitlines()
+        if line
     )
 }
 QWEN3_235B_FP8 = json.loads((DATA / "vllm_configs" / "qwen--qwen3-235b-a22b-fp8.json").read_text("utf-8"))

@@ -27,7 +27,14 @@ from simulators.presets import get_model_preset
 
 HELD_OUT = Path(__file__).parent / "data" / "vllm_heldout.jsonl"
 CONFIGS = HELD_OUT.parent / "vllm_configs"
-ROWS = [json.loads(line) for line in HELD_OUT.read_text(encoding="utf-8").splitlines() if line]
+# vllm_heldout.jsonl and its companions (vllm_heldout_*.jsonl: rows collected from other kinds
+# of source, kept in their own files); every row is held out the same way.
+ROWS = [
+    json.loads(line)
+    for path in sorted(HELD_OUT.parent.glob("vllm_heldout*.jsonl"))
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if line
+]
 
 
 def _failed(row: dict) -> bool:
