@@ -1381,6 +1381,25 @@ def llamacpp_compute_mib(
     return _llamacpp(model, int(context), kv_type, quant, gpu).compute_bytes / 2**20
 
 
+@functools.cache
+def _llamacpp_free_readings() -> dict[str, dict[str, str]]:
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "simulators" / "data" / "llamacpp_free_readings.csv"
+    with path.open(encoding="utf-8", newline="") as f:
+        return {row["id"]: row for row in csv.DictReader(f)}
+
+
+def llamacpp_logged_free_mib(reading: str) -> float:
+    """The memory free on a card as a public llama.cpp log printed it ("using device CUDA0 (…) -
+    N MiB free"), MiB: a row of simulators/data/llamacpp_free_readings.csv, each with its URL."""
+    rows = _llamacpp_free_readings()
+    if reading not in rows:
+        raise ValueError(f"no llama.cpp free-memory reading {reading!r} in llamacpp_free_readings.csv")
+    return float(rows[reading]["free_mib"])
+
+
 def llamacpp_total_gib(gpu: str) -> float:
     """The memory ``gpu`` reports to CUDA, the total llama.cpp fits against, GiB (a sourced reading)."""
     from simulators import engines

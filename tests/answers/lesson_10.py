@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.answers.common import (
     _decode,
@@ -67,10 +69,21 @@ def _gguf_layer_bytes(model: str, quant: str) -> float:
     return total / n
 
 
-def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str, free: int) -> float:
-    # llama.cpp's --fit (common/fit.cpp) keeps 1 GiB of the memory free at start, not of the total
+def _logged_free_mib(reading: str, gpu: str) -> float:
+    # the "N MiB free" a public llama.cpp log printed (simulators/data/llamacpp_free_readings.csv)
+    path = Path(__file__).resolve().parents[2] / "simulators" / "data" / "llamacpp_free_readings.csv"
+    with path.open(encoding="utf-8", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["id"] == reading)
+    assert row["gpu"] == gpu, (reading, gpu)  # the reading is of the card the prompt names
+    assert f"- {row['free_mib']} MiB free" in row["line"]  # and is the figure the log line prints
+    return float(row["free_mib"])
+
+
+def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str, reading: str) -> float:
+    # llama.cpp's --fit (src/llama.cpp: llama_params_fit in ec98e2002) keeps 1 GiB of the memory free
+    # at start, not of the total
     spec = _spec(model)
-    room = free * 2**20 - 2**30
+    room = _logged_free_mib(reading, gpu) * 2**20 - 2**30
     room -= (spec.vocab_size + spec.hidden_size) * 512 * 4
     per_layer = _gguf_layer_bytes(model, quant) + _llamacpp_kv_bytes(model, context, kv) / spec.num_layers
     return float(min(math.floor(room / per_layer), spec.num_layers + 1))
