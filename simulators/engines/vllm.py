@@ -440,10 +440,10 @@ _ALLOC_SMALL_SIZE = _allocator.SMALL_SIZE
 
 
 class _Block:
-    __slots__ = ("free", "key", "next", "prev", "size", "small")
+    __slots__ = ("addr", "free", "key", "next", "prev", "size", "small")
 
-    def __init__(self, size: int, small: bool) -> None:
-        self.size, self.small, self.free = size, small, False
+    def __init__(self, size: int, small: bool, addr: int = 0) -> None:
+        self.size, self.small, self.free, self.addr = size, small, False, addr
         self.prev: _Block | None = None
         self.next: _Block | None = None
         self.key: tuple[int, int] = (0, 0)
@@ -453,18 +453,23 @@ def caching_allocator_allocated(events: Sequence[int]) -> int:
     """Bytes ``torch.cuda.memory_allocated()`` reports once these events have run on a fresh
     allocator. A positive event allocates that many bytes (the k-th allocation is tensor k); a
     negative event ``-(k + 1)`` frees tensor k, its block merging with free neighbours of the
-    same segment. A live block keeps a rest too small to split off (the rules above)."""
+    same segment. A live block keeps a rest too small to split off (the rules above). Among free
+    blocks of one size the lowest address wins (``BlockComparatorSize``: size, then pointer); new
+    segments are taken to come at rising addresses, a split's rest just after its block."""
     import bisect
 
     free_keys: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
     by_key: dict[tuple[int, int], _Block] = {}
     live: list[_Block | None] = []
-    counter = 0
+    top = 0  # the next segment's address
+
+    def segment(size: int, small: bool) -> _Block:
+        nonlocal top
+        top += size
+        return _Block(size, small, top - size)
 
     def put(block: _Block) -> None:
-        nonlocal counter
-        counter += 1
-        block.free, block.key = True, (block.size, counter)
+        block.free, block.key = True, (block.size, block.addr)
         by_key[block.key] = block
         bisect.insort(free_keys[block.small], block.key)
 
@@ -504,14 +509,14 @@ def caching_allocator_allocated(events: Sequence[int]) -> int:
             block = by_key[keys[i]]
             take(block)
         elif small:
-            block = _Block(_ALLOC_SMALL_BUFFER, small)
+            block = segment(_ALLOC_SMALL_BUFFER, small)
         elif rounded < _ALLOC_MIN_LARGE:
-            block = _Block(_ALLOC_LARGE_BUFFER, small)
+            block = segment(_ALLOC_LARGE_BUFFER, small)
         else:
-            block = _Block(_pad(rounded, _ALLOC_ROUND_LARGE), small)
+            block = segment(_pad(rounded, _ALLOC_ROUND_LARGE), small)
         remaining = block.size - rounded
         if (small and remaining >= _ALLOC_MIN_BLOCK) or (not small and remaining > _ALLOC_SMALL_SIZE):
-            rest = _Block(remaining, small)
+            rest = _Block(remaining, small, block.addr + rounded)
             rest.prev, rest.next = block, block.next
             if block.next is not None:
                 block.next.prev = rest
@@ -583,6 +588,55 @@ def _qwen35_vision_order(order: _LoadOrder, vision: Mapping[str, Any], tp: int, 
             order.alloc(n * b)
 
 
+# Dense decoders whose vLLM 0.19.0 model class is followed tensor by tensor (models/qwen3.py,
+# models/gemma2.py); another family is not modelled (None).
+DENSE_ORDER_FAMILIES = ("qwen3", "gemma2")
+
+
+def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cfg: Mapping[str, Any]) -> None:
+    """A dense decoder's tensors in the order vLLM 0.19.0's model class creates them.
+
+    - Qwen3 (``Qwen3ForCausalLM``): ``qwen2.py:391-417`` (``Qwen2Model``, which ``Qwen3Model``
+      extends): the token embedding, then each layer, then the final norm; ``qwen3.py:189-214`` a
+      layer: attention, MLP, two RMSNorms; ``qwen3.py:98-143`` attention: ``qkv_proj`` (a bias when
+      ``attention_bias``), ``o_proj``, the rotary table (``get_rope`` caches it: built once, at the
+      first layer), ``q_norm`` and ``k_norm``; ``qwen2.py:93-100`` the MLP: ``gate_up_proj``,
+      ``down_proj``; ``qwen3.py:294-304`` the LM head unless tied.
+    - Gemma 2 (``Gemma2ForCausalLM``, tied, ``gemma2.py:392``): ``gemma2.py:263-281`` the token
+      embedding, each layer, the final norm and the fp32 ``normalizer`` scalar;
+      ``gemma2.py:197-226`` a layer: attention (``qkv_proj``, ``o_proj``, the rotary table:
+      ``gemma2.py:135-151``), MLP (``gemma2.py:71-78``) and four GemmaRMSNorms.
+
+    The attention layers' fp32 scale scalars (``attention.py:89-113``, 512-byte blocks of the
+    small pool) are left out: under 4 KiB a layer."""
+    h, hd = spec.hidden_size, spec.head_dim
+    vocab_rows = _pad(spec.vocab_size, VOCAB_PADDING)
+    order.alloc(vocab_rows // tp * h * b)  # embed_tokens (VocabParallelEmbedding)
+    rope_built = False
+    for heads, kv_heads, inter in spec.layer_shapes():
+        rows = (heads // tp + 2 * _kv_heads_per_rank(kv_heads, tp)) * hd
+        order.alloc(rows * h * b)  # qkv_proj
+        if spec.qkv_bias:
+            order.alloc(rows * b)
+        order.alloc(h * (heads // tp * hd) * b)  # o_proj
+        dim = int(hd * _partial_rotary(_text_config(cfg)))
+        if not rope_built and dim and spec.max_positions:
+            order.rope(int(rotary_table_bytes(spec, cfg, 1)) // dim, dim, b)
+            rope_built = True
+        if spec.qk_norm == "rms":  # Qwen3's q_norm and k_norm
+            order.alloc(hd * b)
+            order.alloc(hd * b)
+        order.alloc(2 * inter // tp * h * b)  # gate_up_proj
+        order.alloc(h * (inter // tp) * b)  # down_proj
+        for _ in range(spec.norms_per_layer):
+            order.alloc(h * b)
+    order.alloc(h * b)  # final norm
+    if spec.family == "gemma2":
+        order.alloc(4)  # normalizer, a float32 scalar buffer
+    if not spec.tie_word_embeddings:
+        order.alloc(vocab_rows // tp * h * b)  # lm_head (ParallelLMHead)
+
+
 def vllm_allocator_rounding_bytes(
     spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
 ) -> float | None:
@@ -602,7 +656,15 @@ def vllm_allocator_rounding_bytes(
     cfg = config or {}
     text = _text_config(cfg)
     gdn = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
-    if spec.family != "qwen3_5_text" or layout.quantized != "none" or spec.is_moe:
+    if layout.quantized != "none" or spec.is_moe:
+        return None
+    if spec.family in DENSE_ORDER_FAMILIES and set(spec.kinds()) <= {"full", "sliding"}:
+        if isinstance(cfg.get("vision_config"), Mapping) and cfg.get("vision_config"):
+            return None  # a vision tower's order is followed for Qwen 3.5 only
+        dense = _LoadOrder()
+        _dense_decoder_order(dense, spec, max(1, tp), layout.dtype_bytes, cfg)
+        return float(caching_allocator_allocated(dense.events) - dense.live)
+    if spec.family != "qwen3_5_text":
         return None
     if any(not text.get(k) for k in gdn):
         return None
