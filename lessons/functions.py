@@ -1599,10 +1599,19 @@ def cheapest_design_text(
     fast = served_usd_per_million(model, gpu, fmt, users, context, price, decode_share("high"))
     slow = served_usd_per_million(model, gpu, fmt, users, context, price)
     which = "right at every share" if verdict == 1.0 else "right at some shares (none is right at every one)"
-    return (
+    text = (
         f"The cheapest design that is {which} is {design_name(index)}, "
         f"USD {fast:.3f} to {slow:.3f} per million tokens."
     )
+    if verdict == 1.0:  # the room a large batch has to fall short of the batch-1 range (review O1)
+        need = design_min_share(model, gpu, fmt, users, context, prompt, tpot_ms, ttft_s, budget_usd)
+        low = decode_share("low")
+        text += (
+            f" It needs {need:.2f} of the decode bound, {1 - need / low:.0%} under the range's low end"
+            f" ({low:.2f}): room for a batch of {int(users)} to fall that much further short of the"
+            " bound than the batch-1 runs did."
+        )
+    return text
 
 
 def design_price_spread(model: str, users: int, context: int) -> float:
