@@ -46,6 +46,7 @@ from simulators.engines import (
     sglang_startup,
 )
 from simulators.engines.sglang import (
+    DSA_PAGE_SIZE,
     MAMBA_FULL_MEMORY_RATIO,
     MAMBA_SLOTS_PER_REQUEST,
     SGLANG_RULES,
@@ -53,6 +54,7 @@ from simulators.engines.sglang import (
     caching_allocator_reserved,
     default_mem_fraction_static,
     sglang_cell,
+    sglang_dsa_cell,
     sglang_mamba_cache_size,
     sglang_mamba_state,
 )
@@ -300,6 +302,7 @@ def _predict(row: dict):
         baseline_bytes=_baseline(row, parsed),
         rules=row["rules"],
         total_bytes=row.get("total_bytes"),  # a card with no sourced reading: the row says why (total_note)
+        page_size=row.get("page_size"),
     )
     return s, parsed
 
@@ -716,3 +719,93 @@ def test_mllama_outside_the_release_read_is_refused_by_name():
     del broken["vision_config"]["num_global_layers"]
     with pytest.raises(EngineError, match=r"vision_config\.num_global_layers"):
         sglang_startup(broken, "h100-sxm", mem_fraction_static=0.88, rules="0.4.0.post1")
+
+
+# ---------------------------------------------------------------------------------------------
+# DeepSeek Sparse Attention (DeepSeek V3.2): SGLang 0.5.23's DSA pool, latent + indexer K cache
+# ---------------------------------------------------------------------------------------------
+
+DSA_ROW = "sglang-11309-deepseek-v3.2-exp-8xb200-refused"
+
+
+def test_the_dsa_log_prints_the_latent_and_the_indexer_a_token():
+    """sgl-project/sglang#11309 on 8 x B200 printed 975,424 tokens in 43.67 GB with the indexer
+    counted, and main's run 1,462,784 tokens in 54.52 GB without it ("actually 65.49 GB"). The
+    scaled FP8 DSA row (calculate_mla_kv_cache_dim: 512 FP8 + 4 scales of 4 bytes + 64 bf16 RoPE
+    = 656 bytes) and the indexer (_compute_dsa_indexer_cell_size: 128 + 4 bytes) over 61 layers
+    give all three printed sizes over the pool's tokens + one padding page; both token counts
+    are whole 64-token pages."""
+    row = ROWS[DSA_ROW]
+    cfg = json.loads((ROOT / row["dsa_config"]).read_text("utf-8"))
+    cell = sglang_dsa_cell(ModelSpec.from_hf_config(cfg), cfg, kv_dtype="fp8_e4m3", scaled_fp8=True)
+    assert (cell.full_layers, cell.indexer_bytes) == (61, 61 * (128 + 4))
+    assert cell.full_bytes == 61 * (512 + 512 // 128 * 4 + 64 * 2) + cell.indexer_bytes == 48068
+    # the pool holds its size plus one page of slots (slot 0 pads), as the printed sizes count
+    p = parse_log("\n".join(row["raw_lines"]))
+    slots = row["kv_tokens"] + DSA_PAGE_SIZE
+    assert slots * cell.full_bytes == pytest.approx(p["kv_bytes"], abs=0.005 * GiB)
+    main = parse_log("\n".join(row["pre_pr_raw_lines"]))
+    latent = cell.full_bytes - cell.indexer_bytes
+    slots = main["kv_tokens"] + DSA_PAGE_SIZE
+    assert slots * latent == pytest.approx(main["kv_bytes"], abs=0.005 * GiB)
+    assert slots * cell.full_bytes == pytest.approx(65.49 * GiB, abs=0.005 * GiB)
+    # counting the pages without the padding page would print 54.51 GB, not 54.52
+    assert round(main["kv_tokens"] * latent / GiB, 2) != round(main["kv_bytes"] / GiB, 2)
+    assert row["kv_tokens"] % DSA_PAGE_SIZE == main["kv_tokens"] % DSA_PAGE_SIZE == 0
+
+
+def test_dsa_follows_sglang_0_5_23_defaults_by_gpu():
+    """arg_groups/overrides.py: "auto" KV is fp8_e4m3 on Blackwell (trtllm, raw 576-byte rows)
+    and bfloat16 on Hopper (1,152 bytes); FP8 on Hopper takes flashmla_kv's scaled 656-byte row;
+    every layer adds the indexer's 132 bytes; pages are 64 tokens whatever was asked."""
+    cfg = get_model_preset("deepseek-v3.2").config
+    b200 = sglang_startup(cfg, "b200", tp=8)
+    h200 = sglang_startup(cfg, "h200-sxm", tp=8)
+    h200_fp8 = sglang_startup(cfg, "h200-sxm", tp=8, kv_cache_dtype="fp8_e4m3", page_size=1)
+    assert b200.fits and h200.fits and h200_fp8.fits
+    assert (b200.kv_cache_dtype, b200.cell.full_bytes) == ("fp8_e4m3", 61 * (576 + 132))
+    assert (h200.kv_cache_dtype, h200.cell.full_bytes) == ("bfloat16", 61 * (1152 + 132))
+    assert h200_fp8.cell.full_bytes == 48068 and h200_fp8.page_size == DSA_PAGE_SIZE
+    assert any("page size 64" in n for n in h200_fp8.notes)
+    for s in (b200, h200, h200_fp8):
+        assert s.max_total_num_tokens % DSA_PAGE_SIZE == 0
+        assert s.max_total_num_tokens == int(s.pool_bytes) // s.cell.full_bytes // 64 * 64
+    # the same budget holds about 1.6 times the tokens at the scaled FP8 row
+    assert h200_fp8.max_total_num_tokens / h200.max_total_num_tokens == pytest.approx(78324 / 48068, rel=0.01)
+    line = next(x for x in sglang_log_lines(b200) if x.startswith("KV Cache is allocated"))
+    assert "KV size" in line and parse_log(line)["kv_tokens"] == b200.max_total_num_tokens
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"kv_cache_dtype": "fp8_e5m2"}, "kv_cache_dtype"), ({"rules": "0.5.3"}, "rules")],
+)
+def test_dsa_outside_what_sglang_accepts_or_what_was_read_is_refused(kwargs, field):
+    with pytest.raises(EngineError, match=field):
+        sglang_startup(get_model_preset("deepseek-v3.2").config, "h200-sxm", tp=8, **kwargs)
+    other = {**get_model_preset("deepseek-v3.2").config, "architectures": ["GlmMoeDsaForCausalLM"]}
+    with pytest.raises(EngineError, match="architectures"):
+        sglang_startup(other, "h200-sxm", tp=8)
+
+
+def test_will_it_fit_shows_deepseek_v3_2_on_sglang_with_its_indexer():
+    """The page's SGLang view sizes DeepSeek V3.2 (it refused index_topk before): the pool line
+    SGLang prints and the note that says what a token holds (latent and indexer bytes)."""
+    from tests import pages
+    from tests.pages import metrics
+
+    at = pages.open_page(
+        "app_pages/will_it_fit.py",
+        fit_engine="sglang",
+        fit_model="deepseek-v3.2",
+        fit_gpu="b200",
+        fit_gpus="8",
+        fit_ctx="32768",
+    )
+    assert not at.exception
+    s = sglang_startup(get_model_preset("deepseek-v3.2").config, "b200", tp=8, context_length=32768)
+    assert s.fits and s.cell.indexer_bytes == 61 * 132
+    assert metrics(at)["max_total_num_tokens"] == f"{s.max_total_num_tokens:,} tokens"
+    line = f"KV Cache is allocated. #tokens: {s.max_total_num_tokens}, KV size"
+    assert any(line in c.value for c in at.code)
+    assert any("8,052 of indexer K cache a token" in i.value for i in at.info)

@@ -63,6 +63,16 @@ tiled ViT, projector and extra embedding rows (``mllama_extra_parts``), and one 
 ``text_config.num_hidden_layers``, the cross-attention layers included (``profile_max_num_token``
 uses ``num_hidden_layers``; the image's K and V take slots of the same pool).
 
+DeepSeek V3.2 (DeepSeek Sparse Attention, ``index_topk`` in the config) gets SGLang 0.5.23's DSA
+pool (``sglang_dsa_cell``): every layer's MLA latent, raw (kv_lora_rank + qk_rope_head_dim
+elements) or, for the FP8 backends other than trtllm, a scaled row (512 FP8 values + a 4-byte
+scale per 128 + the RoPE part in bfloat16: 656 bytes), plus the lightning indexer's K cache
+(index_head_dim FP8 values + a 4-byte scale: 132 bytes) a layer, in 64-token pages. "auto" KV
+is FP8 on Blackwell (trtllm: raw) and bfloat16 on Hopper (``sglang_dsa_layout``). The
+sgl-project/sglang#11309 log (8 x B200, 2025-10) prints 48,068 bytes a token, the scaled row
+and the indexer over 61 layers; it prints no baseline, weights or fraction, so its tokens stay
+unpredicted.
+
 Reward models (``LlamaForSequenceClassification``, ``models/llama_reward.py``) keep a
 ``num_labels`` x hidden score layer instead of the LM head; under rules "0.3.5" a model with
 tied embeddings still gets its own LM head (``models/llama.py``, ``models/qwen2.py``).
@@ -328,7 +338,8 @@ class SglangCell:
     swa_bytes: int = 0  # per token across the sliding-window layers
     full_layers: int = 0
     swa_layers: int = 0
-    arch: str = "MHA"  # "MHA", "MLA", "SWA hybrid"
+    arch: str = "MHA"  # "MHA", "MLA", "MLA + DSA indexer", "SWA hybrid"
+    indexer_bytes: int = 0  # of full_bytes: DeepSeek Sparse Attention's indexer K cache a token
 
     @property
     def bytes_per_token(self) -> float:
@@ -581,6 +592,91 @@ def sglang_cell(spec: ModelSpec, *, tp: int, kv_bytes: int, single_pool: bool = 
 
 
 # ---------------------------------------------------------------------------------------------
+# DeepSeek Sparse Attention (DeepSeek V3.2): the MLA latent and the lightning indexer's K cache
+# ---------------------------------------------------------------------------------------------
+
+# configs/model_config.py is_deepseek_dsa: these classes with index_topk in the config (the
+# others it lists, GLM-5, LongCat, Mistral Large 3 ..., are not modelled here)
+DSA_ARCHS = ("DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM")
+DSA_QUANT_BLOCK = 128  # mem_cache/memory_pool.py DSATokenToKVPool.quant_block_size
+DSA_PAGE_SIZE = 64  # arg_groups/model_overrides/deepseek_v2.py: 64 x index_kpool on CUDA
+DSA_SOURCE = (
+    f"{SGLANG_SOURCE} {_PY}model_executor/pool_configurator.py: _compute_cell_size,"
+    " _compute_dsa_indexer_cell_size; mem_cache/kv_cache_configurator.py:"
+    " calculate_mla_kv_cache_dim; mem_cache/memory_pool.py: DSATokenToKVPool;"
+    " arg_groups/overrides.py: DSA kv_cache_dtype and backend defaults"
+)
+
+
+def _is_dsa(config: Mapping[str, Any]) -> bool:
+    return bool(_text(config).get("index_topk") or config.get("index_topk"))
+
+
+def _sm_major(accel: Accelerator) -> int | None:
+    """The CUDA compute capability's major version SGLang's DSA defaults read, from the
+    catalog's architecture name: Blackwell 10 or more (B200 10, GB10 and RTX 50 12), Hopper 9."""
+    arch = accel.architecture.lower()
+    if "blackwell" in arch:
+        return 10
+    if "hopper" in arch:
+        return 9
+    return None
+
+
+def sglang_dsa_layout(kv_cache_dtype: str, sm_major: int) -> tuple[str, bool]:
+    """(KV dtype, scaled FP8 layout?) SGLang 0.5.23 picks for DeepSeek DSA.
+
+    ``arg_groups/overrides.py``: "auto" is fp8_e4m3 from SM 10 (Blackwell), else bfloat16, and
+    only bfloat16 and fp8_e4m3 are accepted; FP8 KV takes the trtllm backends on Blackwell and
+    flashmla_kv on Hopper (``_dsa_split_backend_resolution``). ``calculate_mla_kv_cache_dim``:
+    trtllm reads the raw latent (kv_lora_rank + qk_rope_head_dim bytes in FP8); the other FP8
+    backends a scaled row (kv_lora_rank FP8 values + a 4-byte scale per 128 + the RoPE part in
+    bfloat16)."""
+    dtype = kv_cache_dtype
+    if dtype == "auto":
+        dtype = "fp8_e4m3" if sm_major >= 10 else "bfloat16"
+    dtype = {"bf16": "bfloat16"}.get(dtype, dtype)
+    if dtype not in ("bfloat16", "fp8_e4m3"):
+        raise EngineError(
+            f"kv_cache_dtype {kv_cache_dtype!r}: DeepSeek DSA only supports bfloat16 or fp8_e4m3"
+            " (SGLang 0.5.23 arg_groups/overrides.py)"
+        )
+    return dtype, dtype == "fp8_e4m3" and sm_major < 10
+
+
+def sglang_dsa_cell(
+    spec: ModelSpec, config: Mapping[str, Any], *, kv_dtype: str, scaled_fp8: bool
+) -> SglangCell:
+    """Bytes a token takes in SGLang 0.5.23's DSA pool on one GPU: every layer's MLA latent
+    (``calculate_mla_kv_cache_dim`` x element size, whole on every rank) plus the lightning
+    indexer's K cache (``_compute_dsa_indexer_cell_size``: index_head_dim FP8 values + a 4-byte
+    scale per 128, uint8, over the layers that compute their own top-k: every layer unless the
+    config shares them, ``dsa_layer_skips_topk``)."""
+    cfg = _text(config)
+    rank, rope = spec.kv_lora_rank, spec.qk_rope_head_dim
+    dtype_bytes = {"bfloat16": 2, "fp8_e4m3": 1}.get(kv_dtype)
+    if dtype_bytes is None:
+        raise EngineError(f"kv_cache_dtype {kv_dtype!r}: DeepSeek DSA only supports bfloat16 or fp8_e4m3")
+    if scaled_fp8:
+        if rank % DSA_QUANT_BLOCK:
+            raise EngineError(f"config kv_lora_rank {rank}: must be a multiple of {DSA_QUANT_BLOCK}")
+        latent = rank + rank // DSA_QUANT_BLOCK * 4 + rope * 2
+    else:
+        latent = (rank + rope) * dtype_bytes
+    index_dim = int(cfg.get("index_head_dim") or 0)
+    if index_dim != 128:
+        raise EngineError(f"config index_head_dim {index_dim!r}: SGLang's DSA pool asserts 128")
+    for key in ("index_kpool", "indexer_types", "index_topk_pattern", "index_topk_freq", "cli_factor"):
+        if cfg.get(key) not in (None, 1):
+            raise EngineError(f"config {key}: shared or pooled indexer layers are not modelled")
+    layers = sum(k == "mla" for k in spec.kinds())
+    if layers != spec.num_layers:
+        raise EngineError("config: a DSA model whose every layer is not MLA is not modelled")
+    indexer = (index_dim + index_dim // DSA_QUANT_BLOCK * 4) * layers
+    return SglangCell(latent * layers + indexer, 0, layers, 0, "MLA + DSA indexer", indexer)
+
+
+# ---------------------------------------------------------------------------------------------
 # The start-up
 # ---------------------------------------------------------------------------------------------
 
@@ -678,7 +774,11 @@ class SglangStartup:
                 f"KV cache ({self.max_total_num_tokens:,} tokens)",
                 max(self.kv_bytes, 0.0),
                 f"The token pool: {self.cell.arch}, {self.cell.bytes_per_token:,.0f} bytes a token.",
-                SOURCES["swa"] if self.cell.swa_layers else SOURCES["cell"],
+                SOURCES["swa"]
+                if self.cell.swa_layers
+                else DSA_SOURCE
+                if self.cell.indexer_bytes
+                else SOURCES["cell"],
                 glossary="kv-cache",
             ),
             *(
@@ -1130,11 +1230,18 @@ def sglang_startup(
     context above the model's limit, weights that leave nothing for the pool (with the smallest
     fraction that would start). What this module does not model raises ``EngineError`` naming the
     field: FP4/MXFP8 KV, recurrent layers or a Mamba-2 family other than Nemotron-H (and any
-    state layers under rules older than 0.5.23), MXFP4 experts, speculative drafts.
+    state layers under rules older than 0.5.23), MXFP4 experts, speculative drafts, DSA under
+    other rules or on other GPUs than Hopper and Blackwell, Llama 3.2 Vision under other rules
+    than 0.4.0.post1.
+
+    DeepSeek V3.2 (``index_topk``) gets the DSA pool (``sglang_dsa_cell``): its KV dtype and row
+    layout follow the GPU (``sglang_dsa_layout``) and its pages are 64 tokens whatever
+    ``page_size`` asks.
     """
     if not isinstance(config, Mapping):
         raise EngineError("config must be the model's config.json object")
     text_view: Mapping[str, Any] = config
+    dsa = _is_dsa(config)
     if _is_mllama(config):
         if rules not in MLLAMA_RULES:
             raise EngineError(
@@ -1160,6 +1267,11 @@ def sglang_startup(
     page = 1 if page_size is None else page_size
     if not isinstance(page, int) or page < 1:
         raise EngineError(f"page_size must be a whole number of tokens, at least 1 (got {page_size!r})")
+    dsa_notes: list[str] = []
+    if dsa:  # model_overrides/deepseek_v2.py sets it whatever was asked; DSATokenToKVPool asserts it
+        if page != DSA_PAGE_SIZE and page_size is not None:
+            dsa_notes.append(f"SGLang sets page size {DSA_PAGE_SIZE} for DeepSeek DSA (asked {page}).")
+        page = DSA_PAGE_SIZE
     if context_length is not None and (not isinstance(context_length, int) or context_length < 1):
         raise EngineError(f"context_length must be a whole number of tokens (got {context_length!r})")
     if max_running_requests is not None and (
@@ -1174,12 +1286,18 @@ def sglang_startup(
         raise EngineError(
             f"chunked_prefill_size must be a whole number of tokens, or -1 (got {chunked_prefill_size!r})"
         )
-    if _text(config).get("index_topk") or config.get("index_topk"):
-        raise EngineError(
-            "config index_topk: DeepSeek Sparse Attention keeps an indexer K cache beside the MLA"
-            " latent (pool_configurator.py: index_head_dim + a scale per 128 values a token per"
-            " layer, DSATokenToKVPool); that pool is not modelled"
-        )
+    if dsa:
+        archs = [str(a) for a in (config.get("architectures") or [])]
+        if not set(archs) & set(DSA_ARCHS):
+            raise EngineError(
+                f"architectures {archs or '(none)'} with index_topk: SGLang's DSA pool is modelled for"
+                f" {', '.join(DSA_ARCHS)} (DeepSeek V3.2)"
+            )
+        if rules != "0.5.23":
+            raise EngineError(
+                f"rules {rules!r}: DeepSeek Sparse Attention's indexer pool is modelled only as"
+                " SGLang 0.5.23 sizes it (pool_configurator.py)"
+            )
     layout = weight_layout(text_view)
     if layout.method == "mxfp4":
         raise EngineError(
@@ -1220,7 +1338,24 @@ def sglang_startup(
     kv_label = {1: "fp8", 2: layout.dtype, 4: "float32"}.get(kv_value, layout.dtype)
     if kv_cache_dtype in ("fp8_e4m3", "fp8_e5m2"):
         kv_label = kv_cache_dtype
-    cell = sglang_cell(spec, tp=tp, kv_bytes=kv_value, single_pool=rules in _OLD_RULES)
+    if dsa:
+        major = _sm_major(accel)
+        if major is None:
+            raise EngineError(
+                f"{accel.name} ({accel.architecture}): SGLang's DSA defaults are modelled for Hopper"
+                " and Blackwell GPUs"
+            )
+        dsa_kv, scaled = sglang_dsa_layout(kv_cache_dtype, major)
+        cell = sglang_dsa_cell(spec, config, kv_dtype=dsa_kv, scaled_fp8=scaled)
+        kv_label = dsa_kv
+        notes.extend(dsa_notes)
+        notes.append(
+            f"DeepSeek DSA: {dsa_kv} KV ({'scaled FP8 rows, flashmla_kv' if scaled else 'raw rows'}),"
+            f" {cell.full_bytes - cell.indexer_bytes:,} bytes of MLA latent and {cell.indexer_bytes:,} of"
+            f" indexer K cache a token over {cell.full_layers} layers; pages of {page} tokens."
+        )
+    else:
+        cell = sglang_cell(spec, tp=tp, kv_bytes=kv_value, single_pool=rules in _OLD_RULES)
     mamba = None
     if {"linear", "ssm"} & set(spec.kinds()):
         if rules != "0.5.23":
@@ -1430,7 +1565,7 @@ def sglang_log_lines(s: SglangStartup) -> list[str]:
             f" conv_state size: {s.mamba_conv_bytes / gb:.2f}GB,"
             f" ssm_state size: {s.mamba_ssm_bytes / gb:.2f}GB "
         )
-    if s.cell.arch == "MLA":
+    if s.cell.arch.startswith("MLA"):
         lines.append(
             f"KV Cache is allocated. #tokens: {s.max_total_num_tokens}, KV size: {s.kv_bytes / gb:.2f} GB"
         )
