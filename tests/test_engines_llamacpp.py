@@ -6,6 +6,7 @@ Real logs: tests/data/llamacpp_startups.jsonl (each with the public URL it was r
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -736,3 +737,39 @@ def test_real_post_18148_partial_offloads_put_the_output_layer_first() -> None:
             printed = log["model_buffers"]["ROCm0"]
             assert _devices(new)["CUDA0"].model_bytes == pytest.approx(printed, rel=1e-3), rec_id
             assert _devices(old)["CUDA0"].model_bytes != pytest.approx(printed, rel=5e-3), rec_id
+
+
+def test_ollama_rules_are_refused_outside_the_releases_that_have_them() -> None:
+    """ollama_startup follows v0.15.5's rules, which hold to v0.25.0-rc0 (same scheduler in
+    llm/server.go, same vendored ec98e2002); v0.14.x-v0.15.4 had a flat 4096 default context,
+    and from v0.30.0 Ollama runs upstream llama-server, so both are refused by the field's name."""
+    cfg = _config("simulators/data/models/llama-3.1-8b.json")
+    base = ollama_startup(cfg, "rtx-4090")
+    for ok in ("0.15.5", "0.20.2", "v0.24.0", "0.25.0-rc0"):
+        assert ollama_startup(cfg, "rtx-4090", version=ok).devices == base.devices, ok
+    for old in ("0.13.5", "0.15.4", "0.9.6"):
+        with pytest.raises(EngineError, match=rf"^version {re.escape(old)}: Ollama before 0\.15\.5"):
+            ollama_startup(cfg, "rtx-4090", version=old)
+    for new in ("0.30.0", "0.30.2", "0.32.15"):
+        with pytest.raises(EngineError, match=rf"^version {re.escape(new)}: .*upstream llama-server"):
+            ollama_startup(cfg, "rtx-4090", version=new)
+    with pytest.raises(EngineError, match=r"^version 'latest'"):
+        ollama_startup(cfg, "rtx-4090", version="latest")
+    # the version a log prints is the one to pass (server/routes.go "Listening on ... (version X)")
+    line = (
+        "time=2026-05-05T01:28:40.211+08:00 level=INFO source=routes.go:1802"
+        ' msg="Listening on 127.0.0.1:11434 (version 0.20.2)"'
+    )
+    assert parse_log(line + "\nload_tensors: offloaded 29/29 layers to GPU")["version"] == "0.20.2"
+
+
+def test_ollama_caps_the_context_at_the_trained_one() -> None:
+    """llm/server.go NewLlamaServer (v0.15.5): a num_ctx above the model's trained context is
+    cut to it ("requested context size too large for model"): Llama 3 8B (8192) asked for the
+    24 GB card's default 32768 runs 8192 cells, a quarter of the KV cache."""
+    cfg = _config("simulators/data/models/llama-3-8b.json")
+    assert model_hparams(cfg).n_ctx_train == 8192
+    r = ollama_startup(cfg, "rtx-4090")  # 32768 by default on 24 GB, capped
+    assert r.n_ctx == 8192
+    assert r.kv_bytes == 8192 * 32 * 1024 * 2 * 2  # cells x layers x (8 KV heads x 128) x K,V x f16
+    assert ollama_startup(cfg, "rtx-4090", num_ctx=4096).n_ctx == 4096

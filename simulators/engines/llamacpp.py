@@ -84,6 +84,17 @@ LLAMACPP_VERSION = "ec98e2002"
 LLAMACPP_SOURCE = "llama.cpp ec98e2002 (vendored by Ollama v0.15.5, llama/llama.cpp)"
 OLLAMA_VERSION = "0.15.5"
 OLLAMA_SOURCE = "Ollama v0.15.5 (commit b1fccabb3)"
+# The Ollama releases whose rules ollama_startup follows, read in the Ollama repository's tags:
+# from v0.15.5 (server/routes.go's VRAM-tiered default context, commit 0334ffa62, first tagged
+# v0.15.5-rc0; v0.14.x-v0.15.4 default to a flat 4096 tokens, envconfig OLLAMA_CONTEXT_LENGTH)
+# up to v0.25.0-rc0, the last tag whose llm/server.go still runs Ollama's own scheduler
+# (buildLayout/assignLayers/greedyFit, unchanged from v0.15.5 in v0.24.0) over the vendored
+# ec98e2002 (Makefile.sync FETCH_HEAD from v0.14.0). From v0.30.0 llm/llama_server.go starts
+# upstream llama-server with -c num_ctx x parallel and -np, and passes no -ngl by default, so
+# llama-server's own --fit places the layers: another engine's rules.
+OLLAMA_RULES_FROM = (0, 15, 5)
+OLLAMA_RULES_BEFORE = (0, 30, 0)
+_RE_OLLAMA_VERSION_ARG = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-rc\d+)?")
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 GGUF_TYPES_CSV = DATA_DIR / "gguf_types.csv"
@@ -1419,8 +1430,15 @@ def ollama_startup(
     flash_attention: bool | None = None,
     total_bytes: float | None = None,
     host: str | None = None,
+    version: str | None = None,
 ) -> LlamaCppStartup:
     """What Ollama asks llama.cpp for, and how many layers its scheduler puts on the GPU.
+
+    ``version``: the Ollama release (as its log prints it, "0.20.2"); ``None`` is v0.15.5. The
+    rules here are v0.15.5's and hold up to v0.25.0-rc0; an earlier or a later release (from
+    v0.30.0 Ollama runs upstream llama-server) is refused by name, not predicted with them.
+    The context is capped at the model's trained context (llm/server.go NewLlamaServer:
+    "requested context size too large for model", num_ctx = n_ctx_train).
 
     Defaults (envconfig/config.go, server/routes.go): context 4k/32k/256k by VRAM, one parallel
     slot (OLLAMA_NUM_PARALLEL=1), OLLAMA_KV_CACHE_TYPE empty (f16). Flash attention
@@ -1434,6 +1452,23 @@ def ollama_startup(
     after reserving DeviceInfo.MinimumMemory (457 MiB CUDA, 512 MiB Metal) and the graph; when
     not every layer fits it drops the output layer and tries again (assignLayers).
     """
+    if version is not None:
+        m = _RE_OLLAMA_VERSION_ARG.fullmatch(str(version).strip())
+        if not m:
+            raise EngineError(f"version {version!r} is not an Ollama release number (like 0.20.2)")
+        v = tuple(int(x) for x in m.groups())
+        if v < OLLAMA_RULES_FROM:
+            raise EngineError(
+                f"version {version}: Ollama before 0.15.5 is not modelled (a flat 4096-token default"
+                " context until v0.15.4, and before v0.14.0 another vendored llama.cpp tree); the rules"
+                " here are v0.15.5's, which hold up to v0.25.0-rc0"
+            )
+        if v >= OLLAMA_RULES_BEFORE:
+            raise EngineError(
+                f"version {version}: from v0.30.0 Ollama runs upstream llama-server (llm/llama_server.go:"
+                " -c num_ctx x parallel, -np, no -ngl, so llama-server's --fit places the layers), not"
+                " v0.15.5's scheduler; model it with llamacpp_startup at the llama.cpp build it bundles"
+            )
     acc = resolve_gpu(gpu)
     if acc.vendor == "Apple" and total_bytes is None:
         raise EngineError(
@@ -1446,6 +1481,9 @@ def ollama_startup(
         else float(reported_memory_bytes(acc) or acc.memory_bytes or 0)
     )
     ctx = num_ctx if num_ctx is not None else ollama_default_ctx(total)
+    train = model_hparams(config).n_ctx_train
+    if train and isinstance(ctx, int) and ctx > train:
+        ctx = train  # llm/server.go NewLlamaServer: opts.NumCtx = trainCtx
     kvt = kv_cache_type.lower() or "f16"
     if kvt not in ("f16", "q8_0", "q4_0"):
         raise EngineError(f"kv_cache_type {kv_cache_type!r} is not one Ollama accepts (f16, q8_0, q4_0)")
@@ -1504,7 +1542,8 @@ def ollama_startup(
 
 _UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 1e3, "MB": 1e6, "GB": 1e9}
 _RE_BUILD = re.compile(r"build:\s*(\d+)\s*\(([0-9a-f]+)\)")
-_RE_OLLAMA_VER = re.compile(r'version[=:]\s*"?v?(\d+\.\d+\.\d+[\w.-]*)')
+# "version=0.5.7" in older lines, "Listening on 127.0.0.1:11434 (version 0.20.2)" (server/routes.go)
+_RE_OLLAMA_VER = re.compile(r'(?:version[=:]\s*"?|\(version )v?(\d+\.\d+\.\d+[\w.-]*?)\)?(?=["\s)]|$)')
 _RE_MODEL_BUF = re.compile(
     r"(?:load_tensors|llm_load_tensors):\s+(\S+?)(?: model)? buffer size\s*=\s*([\d.]+) MiB"
 )
