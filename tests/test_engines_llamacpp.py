@@ -773,3 +773,16 @@ def test_ollama_caps_the_context_at_the_trained_one() -> None:
     assert r.n_ctx == 8192
     assert r.kv_bytes == 8192 * 32 * 1024 * 2 * 2  # cells x layers x (8 KV heads x 128) x K,V x f16
     assert ollama_startup(cfg, "rtx-4090", num_ctx=4096).n_ctx == 4096
+
+
+def test_collected_ollama_logs_outside_the_modelled_releases_are_refused_by_version() -> None:
+    """A collected Ollama log whose release does not share v0.15.5's rules (ollama#12752:
+    0.12.6's own engine) is read by the parser and refused by ollama_startup by version."""
+    recs = [r for r in LOGS if r.get("ollama_version")]
+    assert recs
+    cfg = _config("simulators/data/models/llama-3.1-8b.json")
+    for rec in recs:
+        log = _log(rec)
+        assert log["engine"] == "ollama" and log.get("ollama_weights"), rec["id"]
+        with pytest.raises(EngineError, match=rf"^version {re.escape(rec['ollama_version'])}: "):
+            ollama_startup(cfg, "rtx-4090", version=rec["ollama_version"])
