@@ -809,3 +809,49 @@ def test_will_it_fit_shows_deepseek_v3_2_on_sglang_with_its_indexer():
     line = f"KV Cache is allocated. #tokens: {s.max_total_num_tokens}, KV size"
     assert any(line in c.value for c in at.code)
     assert any("8,052 of indexer K cache a token" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------------------------------------
+# A speculative DFlash draft beside a sliding-window target (SGLang 0.5.16): the target's pools
+# ---------------------------------------------------------------------------------------------
+
+DFLASH_ROW = "dgx-spark-laguna-s-2.1-int4-dflash-refused"
+
+
+def test_a_dflash_draft_stays_out_of_the_sliding_window_targets_budget():
+    """Laguna-S-2.1 INT4 + a DFlash draft on a DGX Spark (SGLang 0.5.16). From the sourced config
+    of the same architecture, sglang_cell gives the target's two pools: 12 full layers and 36
+    sliding ones of 8 KV heads x 128, whose printed K sizes over (tokens + 1 padding slot) it
+    reproduces, the sliding pool holding int(0.8 x the full tokens). 0.5.16's
+    HybridSWAPoolConfigurator counts EAGLE/STANDALONE drafts only, so the budget, free memory
+    after both models' weights less the baseline x (1 - 0.85), all goes to the target (its
+    'SWAKVPool mem usage' 28.93 GB) and the draft's pool comes after. On the log's own figures
+    that rule gives 185,980 tokens against 185,897 printed (+0.04 %): about 14 MB more is taken
+    between the draft's 'Load weight end' and the profile (the DFlash draft runner is initialised
+    there), which the log does not itemise."""
+    import re
+
+    row = ROWS[DFLASH_ROW]
+    cfg = json.loads((ROOT / row["target_config"]).read_text("utf-8"))
+    cell = sglang_cell(ModelSpec.from_hf_config(cfg), tp=1, kv_bytes=2)
+    assert (cell.full_layers, cell.swa_layers) == (12, 36)
+    assert (cell.full_bytes, cell.swa_bytes) == (12 * 8 * 256 * 2, 36 * 8 * 256 * 2)
+    text = "\n".join(row["raw_lines"])
+    pools = [
+        (int(n), float(k) * GiB)
+        for n, k in re.findall(r"KV Cache is allocated\..*?#tokens: (\d+), K size: ([0-9.]+) GB", text)
+    ]
+    (swa_tokens, swa_k), (full_tokens, full_k), (draft_tokens, _) = pools
+    p = parse_log(text)
+    assert full_tokens == draft_tokens == p["max_total_num_tokens"]
+    assert swa_tokens == int(full_tokens * SWA_FULL_TOKENS_RATIO) == row["kv_tokens"]
+    assert (full_tokens + 1) * cell.full_bytes / 2 == pytest.approx(full_k, abs=0.005 * GiB)
+    assert (swa_tokens + 1) * cell.swa_bytes / 2 == pytest.approx(swa_k, abs=0.005 * GiB)
+    # the budget: free memory after the draft's weights (the second 'Load weight end')
+    after_draft = float(re.findall(r"Load weight end\..*?avail mem=([0-9.]+) GB", text)[1]) * GiB
+    budget = after_draft - p["baseline_min_bytes"] * (1 - row["mem_fraction_static"])
+    predicted = int(budget // cell.bytes_per_token)
+    assert 0 < predicted / full_tokens - 1 < 0.001
+    # had the draft's pool been in the budget (0.5.23's _dflash_draft_cell_size), far fewer tokens
+    draft_cell = 2 * 2.13 * GiB / (draft_tokens + 1)
+    assert int(budget // (cell.bytes_per_token + draft_cell)) < 0.9 * full_tokens
