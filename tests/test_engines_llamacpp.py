@@ -786,3 +786,28 @@ def test_collected_ollama_logs_outside_the_modelled_releases_are_refused_by_vers
         assert log["engine"] == "ollama" and log.get("ollama_weights"), rec["id"]
         with pytest.raises(EngineError, match=rf"^version {re.escape(rec['ollama_version'])}: "):
             ollama_startup(cfg, "rtx-4090", version=rec["ollama_version"])
+
+
+def test_a_quantized_cache_on_a_sliding_window_model_is_refused_after_pr_21277() -> None:
+    """llama.cpp PR #21277 (April 2026) keeps the SWA layers' cache in f16 whatever -ctk asks; b7972
+    (a March 2026 log) is before it and the build it landed in is not known here, so a quantized
+    cache on a sliding-window model is refused for later builds, by the field's name; the f16
+    cache, a model without sliding windows and the pinned build are unaffected."""
+    gemma = _config("tests/data/vllm_configs/google--gemma-3-4b-it.json")
+    kw = {"n_ctx": 8192, "fit": False, "flash_attn": True}
+    q8 = {"cache_type_k": "q8_0", "cache_type_v": "q8_0"}
+    with pytest.raises(EngineError, match=r"^cache_type_k: from llama\.cpp PR #21277.*build 9452.*b7972"):
+        llamacpp_startup(gemma, "rtx-4090", build=9452, **q8, **kw)
+    with pytest.raises(EngineError, match=r"^cache_type_v: .*PR #21277"):
+        llamacpp_startup(gemma, "rtx-4090", build=8000, cache_type_v="q4_0", **kw)
+    assert llamacpp_startup(gemma, "rtx-4090", build=7972, **q8, **kw).cache_type_k == "q8_0"
+    assert llamacpp_startup(gemma, "rtx-4090", **q8, **kw).cache_type_k == "q8_0"  # pinned ec98e2002
+    f16 = llamacpp_startup(gemma, "rtx-4090", build=9452, **kw)
+    assert f16.kv_bytes == llamacpp_startup(gemma, "rtx-4090", **kw).kv_bytes
+    llama = _config("simulators/data/models/llama-3.1-8b.json")
+    assert llamacpp_startup(llama, "rtx-4090", build=9452, **q8, **kw).cache_type_k == "q8_0"
+
+
+def test_a_refusal_for_an_unplaced_build_names_the_build_number() -> None:
+    with pytest.raises(EngineError, match=r"^build 7450: whether -ngl 2 of 25 layers"):
+        llamacpp_startup(_llama_24_blocks(), "rtx-4090", n_ctx=4096, n_gpu_layers=2, build=7450, fit=False)

@@ -126,6 +126,11 @@ PR14990_FROM_BUILD = 6089
 # i_gpu_start = max(n_layer + 1 - k, 0); a partial offload on a build in between is refused.
 PR18148_BEFORE_BUILD = 7376
 PR18148_FROM_BUILD = 7548
+# llama.cpp PR #21277 ("kv-cache : do not quantize SWA KV cache", described 2026-04-01): the
+# sliding-window layers' cache stays f16 whatever -ctk/-ctv ask. b7972 is before it (its log is in
+# a transcript committed 2026-03-21: KlimtechRAG, session-ses_19marzec02_38.md); the build it
+# landed in is not known here, so a quantized cache on a sliding-window model is refused after b7972.
+PR21277_BEFORE_BUILD = 7972
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1027,13 +1032,25 @@ def llamacpp_startup(
     swa_cells = 0
     if hp.swa_layers:
         swa_cells = _pad(min(n_ctx_seq, hp.n_swa * (n_parallel if kv_unified else 1) + nu), 256)
+    build_no = build  # the nested placement function below is also named build
+    quantized_kv = [
+        n
+        for n, t in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v))
+        if t not in ("f32", "f16", "bf16")
+    ]
+    if hp.swa_layers and quantized_kv and build_no is not None and build_no > PR21277_BEFORE_BUILD:
+        raise EngineError(
+            f"{quantized_kv[0]}: from llama.cpp PR #21277 (April 2026) a sliding-window model's SWA"
+            f" layers keep an f16 cache whatever -ctk/-ctv ask; build {build_no} may have it, and"
+            f" quantized caches on sliding-window models are modelled up to b{PR21277_BEFORE_BUILD}"
+        )
 
     def build(ngl: int) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
         ngl_eff = n_layer + 1 if ngl < 0 else ngl
         if output_first is None and 0 < ngl_eff <= n_layer:
             raise EngineError(
-                f"build {build}: whether -ngl {ngl_eff} of {n_layer + 1} layers offloads the output layer"
+                f"build {build_no}: whether -ngl {ngl_eff} of {n_layer + 1} layers offloads the output layer"
                 " first (llama.cpp PR #18148) is not known for this build; the placement is followed"
                 f" for builds up to b{PR18148_BEFORE_BUILD} and from b{PR18148_FROM_BUILD}"
             )
