@@ -1288,6 +1288,11 @@ MEASURED_SOURCES: dict[str, tuple[str, ...]] = {
         "https://github.com/mrpid12org/imageworks (vLLM 0.10.2, a 16 GiB GPU: 0.02 GiB)",
         "https://github.com/benyucong/neo4j-graphrag-python (vLLM 0.10.2: 0.02-0.07 GiB)",
     ),
+    "non_torch_eager": (
+        "https://github.com/2215860382/VedioSifter (vLLM 0.12: 0.06 GiB)",
+        "https://github.com/mrpid12org/imageworks (vLLM 0.10.2, eager and not: 0.02 GiB)",
+        "https://github.com/benyucong/neo4j-graphrag-python (vLLM 0.10.2, H100: 0.02-0.07 GiB)",
+    ),
     "non_torch_nvls": (
         "https://github.com/llm-d-incubation/llm-d-planner (vLLM 0.19, H100 TP 2-4: 2.06-2.21 GiB)",
         "https://github.com/vllm-project/vllm/pull/10511 (H100, V0: 1.79 GiB at TP 1, 3.58 at TP 2)",
@@ -1308,6 +1313,19 @@ SINGLE_SOURCE_TERMS = frozenset({"non_torch_pp"})
 # The lowest TP-1 non-torch figure on the other machines above (vLLM 0.10-0.12): the range a
 # one-GPU ledger carries runs from it to the 0.19 H100 runs' highest.
 NON_TORCH_TP1_LOWEST_GIB = 0.02
+# vLLM 0.19 measures the non-torch increase over the whole window of ``memory_profiling``
+# (utils/mem_utils.py:197-281: after the window less the worker's init snapshot), and that window
+# holds ``profile_cudagraph_memory`` too unless ``enforce_eager`` (v1/worker/gpu_worker.py:366-381:
+# graphs captured into a throw-away pool beside a 512-block KV cache, gpu_model_runner.py:
+# 5862-5960), so what that capture leaves outside PyTorch counts; with ``enforce_eager`` it does not
+# run. The 0.19 figures above all come from start-ups that ran it (the 0.21+ line is not read here
+# and keeps them). Start-ups whose window held no
+# graph profiling (vLLM 0.10-0.12, before the estimate existed: eager or not) printed 0.02-0.07 GiB
+# on three machines (tests/data/vllm_startups.jsonl, MEASURED_SOURCES["non_torch_eager"]): an
+# eager 0.19 start-up takes that range, its highest as the central figure, so a verdict errs
+# towards less KV rather than more.
+NON_TORCH_NO_GRAPH_PROFILE_GIB = (NON_TORCH_TP1_LOWEST_GIB, 0.07)
+NON_TORCH_BYTES_EAGER = NON_TORCH_NO_GRAPH_PROFILE_GIB[1] * GiB
 
 
 def fabric_of(accel: Accelerator, fabric: str | None = None) -> str:
@@ -1324,8 +1342,15 @@ def fabric_of(accel: Accelerator, fabric: str | None = None) -> str:
     return "nvlink"
 
 
-def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[float, float, float, str]:
+def non_torch_term(
+    accel: Accelerator, tp: int, pp: int, fabric: str, *, graph_profiling: bool = True
+) -> tuple[float, float, float, str]:
     """(bytes, low, high, cause) of the memory outside PyTorch on one GPU, from what allocates it.
+
+    ``graph_profiling=False`` (``enforce_eager``): the profiling window holds no CUDA-graph
+    profiling (gpu_worker.py:366-381), so the one-GPU part is that of start-ups without it
+    (``NON_TORCH_NO_GRAPH_PROFILE_GIB``), at TP 1 and over PCIe (and NVLink without SHARP); the
+    NVLink SHARP figure is measured whole on graph start-ups only and stays as it is.
 
     TP 1: CUDA kernels loaded on first use and cuBLAS/cuBLASLt workspaces (measured, 0.19 H100).
     PP alone: point-to-point sends, 0.07 GiB. TP >= 2 adds NCCL's buffers, which depend on the
@@ -1343,7 +1368,12 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
             pp_bytes,
             "point-to-point sends between pipeline stages (measured on one study's H100 nodes only)",
         )
+    eager_lo, eager_hi = NON_TORCH_NO_GRAPH_PROFILE_GIB
+    base = NON_TORCH_BYTES_TP1 if graph_profiling else NON_TORCH_BYTES_EAGER
+    eager = "" if graph_profiling else "; enforce_eager: no CUDA-graph profiling inside the window"
     if tp == 1:
+        if not graph_profiling:
+            return (base, eager_lo * GiB, eager_hi * GiB, "CUDA kernels and cuBLAS workspaces" + eager)
         low = min(lo1, NON_TORCH_TP1_LOWEST_GIB) * GiB
         return (NON_TORCH_BYTES_TP1, low, hi1 * GiB, "CUDA kernels and cuBLAS workspaces")
     if accel.vendor != "NVIDIA":
@@ -1357,7 +1387,8 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
         cause = "NCCL over PCIe (no NVLink SHARP)" + (
             ", the custom all-reduce's 16 MiB" if custom else "; custom all-reduce off beyond two PCIe GPUs"
         )
-        return (NON_TORCH_BYTES_TP1 + custom, pcie_lo * GiB, max(pcie_hi, hi1) * GiB + custom, cause)
+        low = (pcie_lo if graph_profiling else eager_lo) * GiB
+        return (base + custom, low, max(pcie_hi, hi1) * GiB + custom, cause + eager)
     lo_n, hi_n, _ = MEASURED_RANGES_GIB["non_torch_tpn"]
     if fabric == "nvlink-nvls":
         # vLLM's own H100 check (PR #10511) added 1.79 GiB going from TP 1 to TP 2
@@ -1368,10 +1399,10 @@ def non_torch_term(accel: Accelerator, tp: int, pp: int, fabric: str) -> tuple[f
             "NCCL's NVLink SHARP buffers through NVSwitch and the custom all-reduce",
         )
     return (
-        NON_TORCH_BYTES_TP1 + CUSTOM_AR_BYTES,
-        pcie_lo * GiB,
+        base + CUSTOM_AR_BYTES,
+        (pcie_lo if graph_profiling else eager_lo) * GiB,
         hi_n * GiB,
-        "NCCL over NVLink without SHARP and the custom all-reduce's 16 MiB (not measured)",
+        "NCCL over NVLink without SHARP and the custom all-reduce's 16 MiB (not measured)" + eager,
     )
 
 
@@ -1994,7 +2025,11 @@ def vllm_startup(
         act["total"] += act["encoder_outputs"]
     activation = act["total"]
     node_fabric = fabric_of(accel, fabric)
-    non_torch, non_torch_low, non_torch_high, non_torch_cause = non_torch_term(accel, tp, pp, node_fabric)
+    # gpu_worker.py:366-381 (0.19.0): CUDA-graph profiling inside the window unless enforce_eager;
+    # the 0.21+ line's worker (and its V2 model runner) is not read here, so it keeps the 0.19 figure
+    non_torch, non_torch_low, non_torch_high, non_torch_cause = non_torch_term(
+        accel, tp, pp, node_fabric, graph_profiling=not (enforce_eager and family == "0.19")
+    )
     stages: list[dict[str, Any]] = []
     if pp > 1:
         stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
