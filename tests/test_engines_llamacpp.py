@@ -24,6 +24,7 @@ from simulators.engines.llamacpp import (
     hybrid_cache,
     log_config,
     model_hparams,
+    ollama_llamacpp_build,
     preset_of,
     quant_types,
     type_counts,
@@ -750,9 +751,14 @@ def test_ollama_rules_are_refused_outside_the_releases_that_have_them() -> None:
     for old in ("0.13.5", "0.15.4", "0.9.6"):
         with pytest.raises(EngineError, match=rf"^version {re.escape(old)}: Ollama before 0\.15\.5"):
             ollama_startup(cfg, "rtx-4090", version=old)
-    for new in ("0.30.0", "0.30.2", "0.32.15"):
-        with pytest.raises(EngineError, match=rf"^version {re.escape(new)}: .*upstream llama-server"):
+    # from v0.30.0 the refusal names the llama-server build the release runs (its LLAMA_CPP_VERSION)
+    for new, build in (("0.30.0", 9452), ("0.30.2", 9479), ("0.32.15", 10488)):
+        assert ollama_llamacpp_build(new) == build
+        with pytest.raises(
+            EngineError, match=rf"^version {re.escape(new)}: .*upstream llama-server.*b{build}"
+        ):
             ollama_startup(cfg, "rtx-4090", version=new)
+    assert ollama_llamacpp_build("0.24.0") is None
     with pytest.raises(EngineError, match=r"^version 'latest'"):
         ollama_startup(cfg, "rtx-4090", version="latest")
     # the version a log prints is the one to pass (server/routes.go "Listening on ... (version X)")

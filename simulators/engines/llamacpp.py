@@ -98,6 +98,7 @@ _RE_OLLAMA_VERSION_ARG = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-rc\d+)?")
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 GGUF_TYPES_CSV = DATA_DIR / "gguf_types.csv"
+OLLAMA_LLAMACPP_BUILDS_CSV = DATA_DIR / "ollama_llamacpp_builds.csv"  # each release's LLAMA_CPP_VERSION
 
 GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data starts on a 32-byte boundary
 CUDA_ALIGNMENT = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
@@ -1426,6 +1427,20 @@ def hybrid_cache(
 # ---------------------------------------------------------------------------------------------
 
 
+@cache
+def _ollama_llamacpp_builds() -> dict[str, int]:
+    with OLLAMA_LLAMACPP_BUILDS_CSV.open(newline="") as f:
+        return {row["ollama_version"]: int(row["llamacpp_build"]) for row in csv.DictReader(f)}
+
+
+def ollama_llamacpp_build(version: str) -> int | None:
+    """The llama.cpp build an Ollama release from v0.30.0 runs as its llama-server (the release's
+    LLAMA_CPP_VERSION file, read in the Ollama tags: v0.30.0 b9452 .. v0.32.15 b10488), or None
+    for a release not listed."""
+    m = _RE_OLLAMA_VERSION_ARG.fullmatch(str(version).strip())
+    return _ollama_llamacpp_builds().get(".".join(m.groups())) if m else None
+
+
 def ollama_default_ctx(total_vram_bytes: float) -> int:
     """server/routes.go (Ollama v0.15.5): 262144 tokens from 47 GiB of VRAM, 32768 from 23 GiB,
     else 4096."""
@@ -1481,10 +1496,12 @@ def ollama_startup(
                 " here are v0.15.5's, which hold up to v0.25.0-rc0"
             )
         if v >= OLLAMA_RULES_BEFORE:
+            b = ollama_llamacpp_build(version)
+            runs = f"b{b}, its LLAMA_CPP_VERSION" if b else "the llama.cpp build it bundles"
             raise EngineError(
                 f"version {version}: from v0.30.0 Ollama runs upstream llama-server (llm/llama_server.go:"
                 " -c num_ctx x parallel, -np, no -ngl, so llama-server's --fit places the layers), not"
-                " v0.15.5's scheduler; model it with llamacpp_startup at the llama.cpp build it bundles"
+                f" v0.15.5's scheduler; model it with llamacpp_startup at {runs}"
             )
     acc = resolve_gpu(gpu)
     if acc.vendor == "Apple" and total_bytes is None:
