@@ -39,7 +39,12 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   prints ("version: 7376 (380b4c984)", "version: 7548 (7ac890213)"). The merge lies between;
   a partial offload on a build in between is refused, its rule not being known.
   Every figure that follows from the placement follows the rule: the offloaded count, each
-  device's model buffer and KV cache, and the -ngl that ``fit`` finds.
+  device's model buffer and KV cache, and the -ngl that ``fit`` finds. Three real b7972
+  partial offloads reproduce it (llama-server on a Radeon Pro VII: tests/data
+  llamacpp_startups.jsonl, the klimtech-* rows).
+- Later builds: llama.cpp PR #21277 (April 2026) keeps a sliding-window model's SWA cache in
+  f16 whatever -ctk asks; a quantized cache on such a model is refused after b7972 (the build
+  it landed in is not known here).
 - KV cache as allocated (``src/llama-context.cpp``: n_ctx padded to 256, one stream or one per
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
@@ -60,7 +65,9 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   split per host weight; ggml-cuda.cu offload_op), estimated from the largest (five logs on two
   machines: -7.0 % .. +1.1 %); copies of a CPU layer's dense weights are not followed.
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
-  layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``).
+  layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``), the
+  rules of v0.15.5 to v0.25.0-rc0; another release is refused by version (from v0.30.0 Ollama
+  runs upstream llama-server at the build its LLAMA_CPP_VERSION names).
 
 Pure Python, bytes throughout; MiB = 2^20 bytes as llama.cpp prints them.
 """
