@@ -1182,12 +1182,12 @@ def test_qwen35_weights_count_the_allocator_blocks():
     # the term reaches the start-up's weights; other models are not followed (None)
     s = vllm_startup(qwen27, "rtx-3090", tp=4, max_model_len=32768)
     assert s.weights_parts["allocator_rounding"] == at4
-    llama = _preset("llama-3.1-8b").config
+    gemma = _preset("gemma-2b").config  # a family whose order is not followed (models/gemma.py)
     assert (
-        v.vllm_allocator_rounding_bytes(ModelSpec.from_hf_config(llama), v.weight_layout(llama), 1, llama)
+        v.vllm_allocator_rounding_bytes(ModelSpec.from_hf_config(gemma), v.weight_layout(gemma), 1, gemma)
         is None
     )
-    assert "allocator_rounding" not in vllm_startup(llama, "h100-sxm", max_model_len=4096).weights_parts
+    assert "allocator_rounding" not in vllm_startup(gemma, "h100-sxm", max_model_len=4096).weights_parts
 
 
 def test_gemma3_siglip_encoder_profile():
@@ -1311,3 +1311,32 @@ def test_qwen3_and_gemma2_weights_count_the_allocator_blocks():
     assert s.weights_parts["allocator_rounding"] == rounding
     fp8 = vllm_startup(qwen32, "h100-sxm", max_model_len=8192, quantization="fp8")
     assert "allocator_rounding" not in fp8.weights_parts
+
+
+def test_qwen2_llama_and_phi3_weights_count_the_allocator_blocks():
+    """The same blocks for the Qwen2 (models/qwen2.py) and Llama classes (models/llama.py; Phi-3 is
+    LlamaForCausalLM, models/phi3.py), on the planner's vLLM 0.19.0 H100 start-ups. Qwen2.5-72B at
+    TP 2 (the stand-in config, tests/data/vllm_configs/SOURCES.tsv): each 231 MiB down shard keeps
+    its 232 MiB segment (80, 64 and 462 MiB shards are whole), 80 MiB over 80 layers: 67.72 ->
+    67.80 GiB against 67.80 printed. Phi-4 at TP 1: each 75 MiB QKV and 175 MiB down projection
+    keeps 76 and 176 MiB, 80 MiB over 40 layers: 27.31 -> 27.39 GiB against 27.39. Llama 3.1 8B's
+    shards are whole multiples of 2 MiB (nothing at TP 1)."""
+    v = engines.vllm
+
+    def weights(config: dict, tp: int) -> tuple[float, float]:
+        spec, layout = ModelSpec.from_hf_config(config), v.weight_layout(config)
+        tensors = sum(v.vllm_weight_bytes(spec, layout, tp, config).values())
+        return tensors, v.vllm_allocator_rounding_bytes(spec, layout, tp, config)
+
+    for run, name, tp in (
+        ("planner-qwen-qwen2-5-72b-instruc-tp2pp1dp1-8192", "qwen--qwen2.5-72b-instruct.json", 2),
+        ("planner-microsoft-phi-4-tp1pp1dp1-8192", "microsoft--phi-4.json", 1),
+    ):
+        row = next(r for r in STARTUPS if r["id"] == run)
+        config = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+        tensors, rounding = weights(config, tp)
+        printed = row["weights_gib"] * GiB
+        assert abs(tensors - printed) > 0.05 * GiB  # 0.08 GiB light without the blocks
+        assert abs(tensors + rounding - printed) <= 0.005 * GiB, (run, (tensors + rounding) / GiB)
+    llama = _preset("llama-3.1-8b").config
+    assert weights(llama, 1)[1] == 0.0

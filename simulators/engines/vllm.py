@@ -589,8 +589,9 @@ def _qwen35_vision_order(order: _LoadOrder, vision: Mapping[str, Any], tp: int, 
 
 
 # Dense decoders whose vLLM 0.19.0 model class is followed tensor by tensor (models/qwen3.py,
-# models/gemma2.py); another family is not modelled (None).
-DENSE_ORDER_FAMILIES = ("qwen3", "gemma2")
+# models/qwen2.py, models/gemma2.py, models/llama.py and models/phi3.py, which is
+# LlamaForCausalLM); another family is not modelled (None).
+DENSE_ORDER_FAMILIES = ("qwen3", "qwen2", "gemma2", "llama", "phi3")
 
 
 def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cfg: Mapping[str, Any]) -> None:
@@ -602,10 +603,19 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
       ``attention_bias``), ``o_proj``, the rotary table (``get_rope`` caches it: built once, at the
       first layer), ``q_norm`` and ``k_norm``; ``qwen2.py:93-100`` the MLP: ``gate_up_proj``,
       ``down_proj``; ``qwen3.py:294-304`` the LM head unless tied.
+    - Qwen2 (``Qwen2ForCausalLM``): the same model (``qwen2.py:391-417``); a layer
+      (``qwen2.py:266-290``): attention (``qkv_proj`` with a bias, ``qwen2.py:159-164``;
+      ``o_proj`` 168; the rotary table 181), the MLP (93, 100), two RMSNorms; the LM head unless
+      tied (``qwen2.py:555-565``).
     - Gemma 2 (``Gemma2ForCausalLM``, tied, ``gemma2.py:392``): ``gemma2.py:263-281`` the token
       embedding, each layer, the final norm and the fp32 ``normalizer`` scalar;
       ``gemma2.py:197-226`` a layer: attention (``qkv_proj``, ``o_proj``, the rotary table:
       ``gemma2.py:135-151``), MLP (``gemma2.py:71-78``) and four GemmaRMSNorms.
+    - Llama and Phi-3 (``phi3.py``: ``Phi3ForCausalLM(LlamaForCausalLM)``): ``llama.py:376-389``
+      the token embedding, each layer, the final norm; ``llama.py:288-312`` a layer: attention
+      (``qkv_proj`` 164, ``o_proj`` 174, the rotary table built by ``_init_rotary_emb`` 183/245),
+      the MLP (``gate_up_proj`` 94, ``down_proj`` 102), two RMSNorms; ``llama.py:539-546`` the LM
+      head, always built and, when tied, swapped for the embedding (built, then freed).
 
     The attention layers' fp32 scale scalars (``attention.py:89-113``, 512-byte blocks of the
     small pool) are left out: under 4 KiB a layer."""
@@ -635,6 +645,8 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
         order.alloc(4)  # normalizer, a float32 scalar buffer
     if not spec.tie_word_embeddings:
         order.alloc(vocab_rows // tp * h * b)  # lm_head (ParallelLMHead)
+    elif spec.family in ("llama", "phi3"):  # built, then tie_weights drops it for the embedding
+        order.free(order.alloc(vocab_rows // tp * h * b))
 
 
 def vllm_allocator_rounding_bytes(
