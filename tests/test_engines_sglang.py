@@ -339,7 +339,10 @@ def test_the_per_token_bytes_match_the_printed_pool(row):
     s, parsed = _predict(row)
     printed = parsed.get("k_bytes", parsed.get("kv_bytes"))
     per = s.cell.full_bytes / 2 if "k_bytes" in parsed else s.cell.full_bytes
-    assert per * row["kv_tokens"] == pytest.approx(printed, abs=0.005 * GiB)
+    # the pool holds tokens + one page (0.5.23 mem_cache/memory_pool.py: rows = size + page_size,
+    # the padded page that absorbs dummy writes); it shows at 1.7 M tokens in 64-token pages
+    rows = row["kv_tokens"] + (row.get("page_size") or 1)
+    assert per * rows == pytest.approx(printed, abs=0.005 * GiB)
 
 
 @pytest.mark.parametrize("row", list(MODELLED.values()), ids=list(MODELLED))
