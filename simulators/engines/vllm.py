@@ -2697,7 +2697,7 @@ _PART_KEYS = {
 
 
 _TERM_CAUSES = {
-    "weights_bytes": "the checkpoint's tensors as loaded, plus the rotary table",
+    "weights_bytes": "the checkpoint's tensors as loaded, the rotary table and the allocator's blocks",
     "activation_bytes": "kept free for the largest batch the profile run measured",
     "non_torch_bytes": "CUDA kernels, cuBLAS and NCCL buffers outside PyTorch",
     "kv_bytes": "the rest of the request, cut into KV-cache blocks",
@@ -2740,7 +2740,7 @@ def ledger_breakdown(ledger: VllmStartup | Mapping[str, Any]) -> Any:
 
     get = (lambda k: ledger.get(k)) if isinstance(ledger, Mapping) else (lambda k: getattr(ledger, k))
     notes = {
-        "weights_bytes": "the checkpoint's tensors as loaded, plus the rotary table",
+        "weights_bytes": "the checkpoint's tensors as loaded, the rotary table and the allocator's blocks",
         "activation_bytes": "kept free for the largest batch the profile run measured",
         "non_torch_bytes": "CUDA kernels, cuBLAS and NCCL buffers outside PyTorch",
         "kv_bytes": "the rest of the request, cut into KV-cache blocks",
