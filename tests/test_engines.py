@@ -1340,3 +1340,33 @@ def test_qwen2_llama_and_phi3_weights_count_the_allocator_blocks():
         assert abs(tensors + rounding - printed) <= 0.005 * GiB, (run, (tensors + rounding) / GiB)
     llama = _preset("llama-3.1-8b").config
     assert weights(llama, 1)[1] == 0.0
+
+
+def test_gemma3_weights_keep_the_local_rotary_table_and_the_allocator_blocks():
+    """Gemma 3 (vLLM 0.19.0, gemma3.py:164-181) builds a default rotary table for its sliding
+    layers beside the scaled one of its full layers, whatever config.json says (Gemma 3's leave
+    rope_local_base_freq to the config class): 131,072 positions x head size, 64 MiB for the 4B
+    (head 256), 32 MiB for the 27B. With it, and the blocks of the SigLIP tower, projector and
+    language model in the order gemma3_mm.py:515-529 builds them (the 27B's 441 MiB gate/up shards
+    keep 442 MiB), the planner's H100 start-ups: 4B 8.51 -> 8.583 GiB against 8.58 printed (KV
+    tokens +0.17 % -> +0.05 %), 27B 51.347 -> 51.449 against 51.45 (+0.74 % -> +0.22 %)."""
+    v = engines.vllm
+    for name, run, table in (
+        ("google--gemma-3-4b-it.json", "planner-google-gemma-3-4b-it-tp1pp1dp1-8192", 64 * MiB),
+        ("google--gemma-3-27b-it.json", "planner-google-gemma-3-27b-it-tp1pp1dp1-8192", 32 * MiB),
+    ):
+        config = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+        assert "rope_local_base_freq" not in config["text_config"]
+        spec = ModelSpec.from_hf_config(config)
+        scaled = 131072 * 8 * spec.head_dim * 2  # the full layers' table, linear factor 8
+        assert v.rotary_table_bytes(spec, config, 2) == scaled + table
+        row = next(r for r in STARTUPS if r["id"] == run)
+        s = _predict(row)
+        assert s.weights_parts["allocator_rounding"] > 0
+        assert abs(s.weights_bytes - row["weights_gib"] * GiB) <= 0.005 * GiB, s.weights_bytes / GiB
+        assert _off(s.kv_tokens, row["kv_cache_tokens"]) <= 0.0025
+    # without the tower (language_model_only) the blocks are the language model's alone
+    config = json.loads((CONFIGS / "google--gemma-3-27b-it.json").read_text(encoding="utf-8"))
+    full = vllm_startup(config, "h100-sxm", max_model_len=8192)
+    text = vllm_startup(config, "h100-sxm", max_model_len=8192, language_model_only=True)
+    assert 0 < text.weights_parts["allocator_rounding"] < full.weights_parts["allocator_rounding"]

@@ -371,6 +371,26 @@ def _mla_extra_bytes(
     return out
 
 
+def _rope_rows(rope: Mapping[str, Any], positions: int) -> int:
+    """Positions of one rotary table (``rotary_embedding/``): ``max_position_embeddings``, times the
+    factor for linear and dynamic-NTK scaling, the original length times the factor for YaRN, four
+    times for multimodal RoPE (``mrope.py``)."""
+    kind = str(rope.get("rope_type", rope.get("type", "default")))
+    factor = float(rope.get("factor", 1.0) or 1.0)
+    if rope.get("mrope_section"):
+        return positions * 4
+    if kind in ("linear", "dynamic"):
+        return int(positions * factor)
+    if kind in ("yarn", "deepseek_yarn"):
+        return int(int(rope.get("original_max_position_embeddings", positions / factor)) * factor)
+    return positions
+
+
+def _rope_params(text: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    return params if isinstance(params, Mapping) else {}
+
+
 def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: int) -> float:
     """The rotary embeddings' cos/sin tables, buffers the model builds once and keeps on the GPU.
 
@@ -379,35 +399,25 @@ def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: 
     are ``max_position_embeddings``, times the factor for linear and dynamic-NTK scaling, the
     original length times the factor for YaRN, four times for multimodal RoPE (``mrope.py``: "we
     enlarge max_position_embeddings to 4 times"). Gemma 3 keeps a second, unscaled table for its
-    local layers (``rope_local_base_freq``). Llama 3 scaling keeps ``max_position_embeddings``
-    (Llama 4 Scout: 10,485,760 positions).
+    sliding-window layers (``gemma3.py:164-181`` at 0.19.0: a default rope at
+    ``rope_local_base_freq``, which the config class supplies when config.json leaves it out, as
+    Gemma 3's checkpoints do). Llama 3 scaling keeps ``max_position_embeddings`` (Llama 4 Scout:
+    10,485,760 positions).
     """
     text = _text_config(config)
     positions = spec.max_positions
     if not positions:
         return 0.0
     head = spec.qk_rope_head_dim if spec.uses_mla else spec.head_dim
-    params = text.get("rope_parameters") or text.get("rope_scaling") or {}
-    if not isinstance(params, Mapping):
-        params = {}
+    params = _rope_params(text)
     nested = [v for v in params.values() if isinstance(v, Mapping)]
     ropes = nested or [params]
     total = 0.0
     for rope in ropes:
         partial = float(rope.get("partial_rotary_factor", text.get("partial_rotary_factor", 1.0)) or 1.0)
         dim = int(head * partial) if not spec.uses_mla else head
-        kind = str(rope.get("rope_type", rope.get("type", "default")))
-        factor = float(rope.get("factor", 1.0) or 1.0)
-        if rope.get("mrope_section"):
-            n = positions * 4
-        elif kind in ("linear", "dynamic"):
-            n = positions * factor
-        elif kind in ("yarn", "deepseek_yarn"):
-            n = int(rope.get("original_max_position_embeddings", positions / factor)) * factor
-        else:
-            n = positions
-        total += int(n) * dim * dtype_bytes
-    if spec.family in ("gemma3", "gemma3_text") and not nested and text.get("rope_local_base_freq"):
+        total += _rope_rows(rope, positions) * dim * dtype_bytes
+    if spec.family in ("gemma3", "gemma3_text") and not nested and "sliding" in spec.kinds():
         total += positions * head * dtype_bytes
     return total
 
@@ -649,6 +659,67 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
         order.free(order.alloc(vocab_rows // tp * h * b))
 
 
+def _siglip_order(order: _LoadOrder, vision: Mapping[str, Any], text_hidden: int, tp: int, b: int) -> None:
+    """Gemma 3's SigLIP tower and projector as vLLM 0.19.0 builds them (``gemma3_mm.py:515-521``):
+    ``siglip.py:285-306`` the patch convolution (``Conv2dLayer``, weight and bias, whole on every
+    rank), the position embedding and the int64 ``position_ids`` buffer; each encoder layer
+    (``siglip.py:478-503``): ``qkv_proj`` and ``out_proj`` with biases (383-392), ``layer_norm1``,
+    ``fc1`` and ``fc2`` with biases (456-463), ``layer_norm2``; the post-LayerNorm (no pooling head:
+    ``vision_use_head`` false); then the projector (``gemma3_mm.py:420-432``): the
+    ``mm_input_projection_weight`` (``torch.zeros``) and its RMSNorm."""
+    h, inter = int(vision["hidden_size"]), int(vision["intermediate_size"])
+    p, channels = int(vision["patch_size"]), int(vision.get("num_channels", 3))
+    patches = (int(vision["image_size"]) // p) ** 2
+    for n in (h * channels * p * p, h, patches * h):  # patch convolution, its bias, positions
+        order.alloc(n * b)
+    order.alloc(patches * 8)  # position_ids, int64
+    for _ in range(int(vision["num_hidden_layers"])):
+        for n in (3 * h // tp * h, 3 * h // tp, h * (h // tp), h, h, h):  # qkv, out_proj, layer_norm1
+            order.alloc(n * b)
+        for n in (inter // tp * h, inter // tp, h * (inter // tp), h, h, h):  # fc1, fc2, layer_norm2
+            order.alloc(n * b)
+    order.alloc(h * b)  # post_layernorm weight
+    order.alloc(h * b)  # and bias
+    order.alloc(h * text_hidden * b)  # mm_input_projection_weight
+    order.alloc(h * b)  # mm_soft_emb_norm
+
+
+def _gemma3_text_order(order: _LoadOrder, spec: ModelSpec, cfg: Mapping[str, Any], tp: int, b: int) -> None:
+    """Gemma 3's language model as vLLM 0.19.0 builds it: ``gemma3.py:312-332`` the token
+    embedding, each layer, the final norm and the fp32 ``normalizer``; a layer
+    (``gemma3.py:244-271``): attention (``qkv_proj`` 142, ``o_proj`` 151, ``q_norm`` and ``k_norm``
+    159-160, then the rotary table, 164-181: the sliding layers' default table and the full
+    layers' scaled one, each built at the first layer of its kind), the MLP (77, 84) and four
+    GemmaRMSNorms; ``gemma3.py:476-483`` the LM head, built and then tied to the embedding."""
+    text = _text_config(cfg)
+    h, hd = spec.hidden_size, spec.head_dim
+    vocab_rows = _pad(spec.vocab_size, VOCAB_PADDING)
+    order.alloc(vocab_rows // tp * h * b)  # embed_tokens
+    params = _rope_params(text)
+    built: set[str] = set()
+    for kind, (heads, kv_heads, inter) in zip(spec.kinds(), spec.layer_shapes(), strict=True):
+        order.alloc((heads // tp + 2 * _kv_heads_per_rank(kv_heads, tp)) * hd * h * b)  # qkv_proj
+        order.alloc(h * (heads // tp * hd) * b)  # o_proj
+        order.alloc(hd * b)  # q_norm
+        order.alloc(hd * b)  # k_norm
+        layer_type = "sliding_attention" if kind == "sliding" else "full_attention"
+        if layer_type not in built and spec.max_positions:
+            rope = params.get(layer_type) if isinstance(params.get(layer_type), Mapping) else None
+            if rope is None:  # transformers v4 configs: the sliding layers' rope is a default one
+                rope = {} if kind == "sliding" else params
+            order.rope(_rope_rows(rope, spec.max_positions), hd, b)
+            built.add(layer_type)
+        order.alloc(2 * inter // tp * h * b)  # gate_up_proj
+        order.alloc(h * (inter // tp) * b)  # down_proj
+        for _ in range(4):
+            order.alloc(h * b)
+    order.alloc(h * b)  # final norm
+    order.alloc(4)  # normalizer, a float32 scalar
+    lm_head = order.alloc(vocab_rows // tp * h * b)  # built, then tied to the embedding
+    if spec.tie_word_embeddings:
+        order.free(lm_head)
+
+
 def vllm_allocator_rounding_bytes(
     spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
 ) -> float | None:
@@ -670,6 +741,15 @@ def vllm_allocator_rounding_bytes(
     gdn = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
     if layout.quantized != "none" or spec.is_moe:
         return None
+    if spec.family == "gemma3_text" and set(spec.kinds()) <= {"full", "sliding"}:
+        vision = cfg.get("vision_config")
+        gemma3 = _LoadOrder()
+        if isinstance(vision, Mapping) and vision:
+            if vision.get("model_type") != "siglip_vision_model":
+                return None
+            _siglip_order(gemma3, vision, spec.hidden_size, max(1, tp), layout.dtype_bytes)
+        _gemma3_text_order(gemma3, spec, cfg, max(1, tp), layout.dtype_bytes)
+        return float(caching_allocator_allocated(gemma3.events) - gemma3.live)
     if spec.family in DENSE_ORDER_FAMILIES and set(spec.kinds()) <= {"full", "sliding"}:
         if isinstance(cfg.get("vision_config"), Mapping) and cfg.get("vision_config"):
             return None  # a vision tower's order is followed for Qwen 3.5 only
