@@ -14,8 +14,11 @@ term comes from:
   (any 0.21 or later version string) follows the later line, which estimates the graphs' pool
   first and takes it out of the KV budget; other versions are refused with the reason
   (``vllm_family``). Memory outside PyTorch comes from what allocates it on the node's fabric
-  (``fabric_of``, ``non_torch_term``); CUDA-graph memory from the capture sizes; both carry the
-  range measured across machines (``MEASURED_SOURCES``), so a verdict near the line is "tight".
+  (``fabric_of``, ``non_torch_term``), and from the CUDA-graph profiling 0.19 runs inside its
+  profiling window unless ``enforce_eager``; CUDA-graph memory from the capture sizes; both carry
+  the range measured across machines (``MEASURED_SOURCES``), so a verdict near the line is
+  "tight". The weights are the caching allocator's blocks for the tensors in the order the model
+  class creates them (``vllm_allocator_rounding_bytes``), where that order is followed.
 - ``parse_vllm_log`` reads those lines back from a real start-up log of vLLM 0.6 to the latest
   (its "GB" is GiB), ``log_settings`` gives the settings the log ran with and ``log_mismatches``
   names each that differs from the page's, so a reader can put what their engine printed beside
