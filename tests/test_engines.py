@@ -1370,3 +1370,23 @@ def test_gemma3_weights_keep_the_local_rotary_table_and_the_allocator_blocks():
     full = vllm_startup(config, "h100-sxm", max_model_len=8192)
     text = vllm_startup(config, "h100-sxm", max_model_len=8192, language_model_only=True)
     assert 0 < text.weights_parts["allocator_rounding"] < full.weights_parts["allocator_rounding"]
+
+
+def test_pipeline_stages_count_their_own_allocator_blocks():
+    """With pp > 1 each worker builds only its stage (utils.py:626-656, make_layers; the embedding
+    on the first stage, the norm and LM head on the last: qwen2.py:388-417), so each stage's weights
+    carry the blocks of its own tensors: Qwen3-32B at TP 4 and PP 2, 64 MiB a stage (32 layers x
+    the 1 MiB rests of the QKV and gate/up shards), the whole model's 128 MiB between them."""
+    v = engines.vllm
+    config = json.loads((CONFIGS / "qwen--qwen3-32b.json").read_text(encoding="utf-8"))
+    spec, layout = ModelSpec.from_hf_config(config), v.weight_layout(config)
+    stages = v.pp_stage_rounding_bytes(spec, layout, 4, 2, config)
+    assert stages == [pytest.approx(64 * MiB, abs=0.1 * MiB)] * 2
+    assert sum(stages) == pytest.approx(v.vllm_allocator_rounding_bytes(spec, layout, 4, config), abs=MiB)
+    s = vllm_startup(config, "h100-sxm", tp=4, pp=2, max_model_len=8192)
+    parts = s.weights_parts
+    layers = (parts["attention"] + parts["mlp"] + parts["routers_norms_other"]) / 2
+    assert s.weights_bytes == pytest.approx(layers + parts["rotary_table"] + parts["embeddings"] + stages[0])
+    # a family whose stages are not followed keeps none (Gemma 2 builds its embedding on every stage)
+    gemma = _preset("gemma-2-2b-it")
+    assert v.pp_stage_rounding_bytes(gemma.spec, v.weight_layout(gemma.config), 1, 2, gemma.config) is None

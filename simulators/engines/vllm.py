@@ -607,7 +607,14 @@ def _qwen35_vision_order(order: _LoadOrder, vision: Mapping[str, Any], tp: int, 
 DENSE_ORDER_FAMILIES = ("qwen3", "qwen2", "gemma2", "llama", "phi3")
 
 
-def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cfg: Mapping[str, Any]) -> None:
+def _dense_decoder_order(
+    order: _LoadOrder,
+    spec: ModelSpec,
+    tp: int,
+    b: int,
+    cfg: Mapping[str, Any],
+    stage: tuple[int, int, bool, bool] | None = None,
+) -> None:
     """A dense decoder's tensors in the order vLLM 0.19.0's model class creates them.
 
     - Qwen3 (``Qwen3ForCausalLM``): ``qwen2.py:391-417`` (``Qwen2Model``, which ``Qwen3Model``
@@ -631,12 +638,19 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
       head, always built and, when tied, swapped for the embedding (built, then freed).
 
     The attention layers' fp32 scale scalars (``attention.py:89-113``, 512-byte blocks of the
-    small pool) are left out: under 4 KiB a layer."""
+    small pool) are left out: under 4 KiB a layer.
+
+    ``stage`` (first layer, end, first stage?, last stage?) builds one pipeline stage of Qwen2/3,
+    Llama or Phi-3: ``utils.py:626-656`` (``make_layers``) builds only the stage's layers;
+    ``qwen2.py:388-417`` and ``llama.py:373-391`` the embedding on the first stage (and on the last
+    when tied), the final norm and the LM head on the last."""
     h, hd = spec.hidden_size, spec.head_dim
     vocab_rows = _pad(spec.vocab_size, VOCAB_PADDING)
-    order.alloc(vocab_rows // tp * h * b)  # embed_tokens (VocabParallelEmbedding)
+    first, end, is_first, is_last = stage or (0, spec.num_layers, True, True)
+    if is_first or (spec.tie_word_embeddings and is_last):
+        order.alloc(vocab_rows // tp * h * b)  # embed_tokens (VocabParallelEmbedding)
     rope_built = False
-    for heads, kv_heads, inter in spec.layer_shapes():
+    for heads, kv_heads, inter in spec.layer_shapes()[first:end]:
         rows = (heads // tp + 2 * _kv_heads_per_rank(kv_heads, tp)) * hd
         order.alloc(rows * h * b)  # qkv_proj
         if spec.qkv_bias:
@@ -653,6 +667,8 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
         order.alloc(h * (inter // tp) * b)  # down_proj
         for _ in range(spec.norms_per_layer):
             order.alloc(h * b)
+    if not is_last:
+        return
     order.alloc(h * b)  # final norm
     if spec.family == "gemma2":
         order.alloc(4)  # normalizer, a float32 scalar buffer
@@ -660,6 +676,35 @@ def _dense_decoder_order(order: _LoadOrder, spec: ModelSpec, tp: int, b: int, cf
         order.alloc(vocab_rows // tp * h * b)  # lm_head (ParallelLMHead)
     elif spec.family in ("llama", "phi3"):  # built, then tie_weights drops it for the embedding
         order.free(order.alloc(vocab_rows // tp * h * b))
+
+
+# the families whose pipeline stages are followed (Gemma 2 builds its embedding and norm on every
+# stage, gemma2.py:263-274, which pipeline_stages does not size: not followed)
+PP_ORDER_FAMILIES = ("qwen3", "qwen2", "llama", "phi3")
+
+
+def pp_stage_rounding_bytes(
+    spec: ModelSpec, layout: WeightLayout, tp: int, pp: int, config: Mapping[str, Any] | None = None
+) -> list[float] | None:
+    """``vllm_allocator_rounding_bytes`` for each pipeline stage of a dense Qwen2/3, Llama or Phi-3
+    checkpoint in the model dtype (the layers split as ``pp_partitions``); None otherwise."""
+    cfg = config or {}
+    if (
+        spec.family not in PP_ORDER_FAMILIES
+        or layout.quantized != "none"
+        or spec.is_moe
+        or not set(spec.kinds()) <= {"full", "sliding"}
+        or (isinstance(cfg.get("vision_config"), Mapping) and cfg.get("vision_config"))
+    ):
+        return None
+    out, first = [], 0
+    for k, n in enumerate(pp_partitions(spec.num_layers, pp)):
+        order = _LoadOrder()
+        stage = (first, first + n, k == 0, k == pp - 1)
+        _dense_decoder_order(order, spec, max(1, tp), layout.dtype_bytes, cfg, stage)
+        out.append(float(caching_allocator_allocated(order.events) - order.live))
+        first += n
+    return out
 
 
 def _siglip_order(order: _LoadOrder, vision: Mapping[str, Any], text_hidden: int, tp: int, b: int) -> None:
@@ -2128,6 +2173,11 @@ def vllm_startup(
     stages: list[dict[str, Any]] = []
     if pp > 1:
         stages = pipeline_stages(spec, weights_parts, act, pp, batched, layout.dtype_bytes)
+        stage_rounding = pp_stage_rounding_bytes(
+            spec, layout, tp, pp, config if tower else _without_vision(config)
+        )
+        for stage, extra in zip(stages, stage_rounding or (), strict=False):
+            stage["weights"] += extra  # each stage's own allocator blocks
         if encoder is not None:  # the first stage runs the encoder pass as well (profile_run)
             first = stages[0]
             first["activation"] = max(encoder["encoder_peak"], encoder["held"] + first["activation"])
