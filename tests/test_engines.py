@@ -1390,3 +1390,18 @@ def test_pipeline_stages_count_their_own_allocator_blocks():
     # a family whose stages are not followed keeps none (Gemma 2 builds its embedding on every stage)
     gemma = _preset("gemma-2-2b-it")
     assert v.pp_stage_rounding_bytes(gemma.spec, v.weight_layout(gemma.config), 1, 2, gemma.config) is None
+
+
+def test_sparse_attention_top_k_buffer_counts_in_the_weights():
+    """DeepSeek V3.2 and GLM-5.1 (index_topk 2,048): DeepseekV2Model allocates a top-k index buffer
+    of max_num_batched_tokens x index_topk int32 while the model is built (deepseek_v2.py:1155-1163
+    at 0.19.0), inside "Model loading took": 64 MiB at 8,192 batched tokens, 16 MiB at 2,048, on
+    every rank; none without index_topk (DeepSeek V3)."""
+    v3_2 = _preset("deepseek-v3.2").config
+    big = vllm_startup(v3_2, "h200-sxm", tp=8, max_model_len=8192)
+    small = vllm_startup(v3_2, "h200-sxm", tp=8, max_model_len=8192, max_num_batched_tokens=2048)
+    assert big.weights_parts["sparse_topk_buffer"] == 8192 * 2048 * 4 == 64 * MiB
+    assert small.weights_parts["sparse_topk_buffer"] == 16 * MiB
+    assert big.weights_bytes - small.weights_bytes == pytest.approx(48 * MiB)
+    v3 = vllm_startup(_preset("deepseek-v3").config, "h200-sxm", tp=8, max_model_len=8192)
+    assert "sparse_topk_buffer" not in v3.weights_parts

@@ -394,6 +394,15 @@ def _rope_params(text: Mapping[str, Any]) -> Mapping[str, Any]:
     return params if isinstance(params, Mapping) else {}
 
 
+def sparse_topk_buffer_bytes(spec: ModelSpec, config: Mapping[str, Any], max_num_batched_tokens: int) -> int:
+    """The sparse-attention top-k index buffer of DeepSeek V3.2 and GLM-5.1 (``index_topk`` in the
+    config): ``models/deepseek_v2.py:1155-1163`` (0.19.0) allocates max_num_batched_tokens x
+    index_topk int32 on the device when ``DeepseekV2Model`` is built, so "Model loading took" counts
+    it (64 MiB at 8,192 tokens and top-2,048), whole on every rank and every pipeline stage."""
+    topk = _text_config(config).get("index_topk")
+    return int(max_num_batched_tokens) * int(topk) * 4 if spec.uses_mla and topk else 0
+
+
 def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: int) -> float:
     """The rotary embeddings' cos/sin tables, buffers the model builds once and keeps on the GPU.
 
@@ -2137,6 +2146,9 @@ def vllm_startup(
     rounding = vllm_allocator_rounding_bytes(spec, layout, tp, config if tower else _without_vision(config))
     if rounding is not None:  # the allocator's blocks, as "Model loading took" counts them
         weights_parts["allocator_rounding"] = rounding
+    topk_buffer = sparse_topk_buffer_bytes(spec, config or {}, batched)
+    if topk_buffer:
+        weights_parts["sparse_topk_buffer"] = topk_buffer
     weights = sum(weights_parts.values())
     act = vllm_activation_bytes(
         spec, layout, tp=tp, max_num_batched_tokens=batched, max_num_seqs=seqs, num_sms=accel.sm_count
@@ -2178,6 +2190,8 @@ def vllm_startup(
         )
         for stage, extra in zip(stages, stage_rounding or (), strict=False):
             stage["weights"] += extra  # each stage's own allocator blocks
+        for stage in stages:  # every stage's DeepseekV2Model builds the buffer
+            stage["weights"] += topk_buffer
         if encoder is not None:  # the first stage runs the encoder pass as well (profile_run)
             first = stages[0]
             first["activation"] = max(encoder["encoder_peak"], encoder["held"] + first["activation"])
