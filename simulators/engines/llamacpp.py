@@ -57,13 +57,22 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
 - Hybrids (``hybrid_cache``): Qwen3-Next / Qwen3.5 keep KV on their full-attention layers only
   and one recurrent state per sequence (``src/llama-memory-hybrid.cpp``,
   ``src/llama-memory-recurrent.cpp``, ``src/llama-hparams.cpp``); their weights are not sized.
-- Compute buffer per device: the largest set of live tensors of the reserve graph
-  (``src/llama-context.cpp: graph_reserve`` over ``n_ubatch`` tokens with all outputs) —
-  a derived estimate, labelled so, checked against real logs for one GPU holding every layer
-  (0.0 %, -0.4 %, +1.4 %); with expert tensors in host memory the first GPU also holds the
-  copy of one of them for the ops it runs at micro-batches of 32 or more (ggml-backend.cpp: a
-  split per host weight; ggml-cuda.cu offload_op), estimated from the largest (five logs on two
-  machines: -7.0 % .. +1.1 %); copies of a CPU layer's dense weights are not followed.
+- Compute buffer per device. For a dense llama or qwen2 model on one GPU (``reserve_compute_buffers``)
+  the reserve graph is walked as the build does it: ``src/llama-context.cpp: graph_reserve`` (one
+  micro-batch of ``n_ubatch`` tokens, all outputs), the graph of ``src/models/llama.cpp`` and
+  ``src/llama-graph.cpp``, ``ggml-backend.cpp: ggml_backend_sched_split_graph`` (at 32 tokens or
+  more a CPU layer's ops run on the GPU, ``ggml-cuda.cu: ggml_backend_cuda_device_offload_op``,
+  each split copying in its inputs from the CPU: weights, the KQ mask, the K and V views over
+  every cell) and ``ggml-alloc.c: ggml_gallocr_alloc_graph_impl`` / ``ggml_dyn_tallocr_alloc``
+  (best-fit placement, freed space reused; the buffer is the high-water mark). Checked against
+  six logs of three builds: 300.75, 304.00, 422.00 and 699.00 MiB reproduced to the printed
+  figure, 2,098.5 against 2,094.5 MiB on a 2024 build (its V store had no set_rows index of
+  one entry per element, 4 MiB; without it both its buffers come out as printed), --fit's projections
+  (26,973 and 11,602 MiB) and the graph splits (255, 114, 2, 2). Otherwise (MoE, sliding-window,
+  fused-QKV models, two GPUs, Metal, Ollama's own engine) the largest set of live tensors of
+  that graph, a derived estimate labelled so (0.0 %, -0.4 %, +1.4 % on full offloads); with
+  expert tensors in host memory the first GPU also holds the copy of one of them, estimated
+  from the largest (five logs on two machines: -7.0 % .. +1.1 %).
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``), the
   rules of v0.15.5 to v0.25.0-rc0; another release is refused by version (from v0.30.0 Ollama
@@ -754,6 +763,9 @@ class LlamaCppStartup:
     notes: tuple[str, ...] = field(default_factory=tuple)
     output_first: bool = False  # the build offloads the output layer first (llama.cpp PR #18148)
     output_on_gpu: bool = False  # the output layer (output.weight, output_norm) is on a GPU
+    # the reserve graph's splits when its compute buffers come from walking it
+    # (reserve_compute_buffers), None where they are the estimates
+    graph_splits: int | None = None
 
     @property
     def repeating_layers_on_gpu(self) -> int:
@@ -818,6 +830,22 @@ class LlamaCppStartup:
                 "the reserve graph's largest set of live tensors for one micro-batch: an estimate, "
                 "not the allocator's own sum",
                 f"{LLAMACPP_SOURCE}: src/llama-context.cpp graph_reserve",
+            )
+            if self.graph_splits is None
+            else Term(
+                "activations",
+                f"Compute buffer ({d.name})",
+                d.compute_bytes,
+                f"the micro-batch's reserve graph cut into {self.graph_splits} splits, every tensor"
+                " placed in graph order with freed space reused: the allocator's high-water mark"
+                + (
+                    "; the CPU layers' ops run here too, their weights and K/V views copied in"
+                    if self.offloaded_layers < self.hparams.n_layer + 1
+                    else ""
+                ),
+                f"{LLAMACPP_SOURCE}: src/llama-context.cpp graph_reserve;"
+                " ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph;"
+                " ggml/src/ggml-alloc.c ggml_gallocr_alloc_graph_impl",
             ),
         )
         return Ledger(
@@ -878,6 +906,516 @@ def _host_expert_copy_estimate(
     live = (hp.n_ff_exp * k * u + hp.n_embd * k * u + 2 * hp.n_embd * u) * 4
     mask = n_kv * _pad(u, 64) * (2 if flash_attn else 4)  # GGML_KQ_MASK_PAD
     return max(t.nbytes for t in host_experts) + live + mask
+
+
+# ---------------------------------------------------------------------------------------------
+# The reserve graph as the scheduler splits it and the allocator places it
+# ---------------------------------------------------------------------------------------------
+# llama-context.cpp (ec98e2002) sizes each compute buffer by reserving the graph of one micro-batch
+# of n_ubatch tokens with every output (graph_reserve), then a one-token graph, then the first
+# again; a buffer keeps the largest size. ggml-backend.cpp ggml_backend_sched_split_graph assigns
+# each op a backend and cuts the graph into splits; ggml-alloc.c ggml_gallocr_alloc_graph_impl then
+# places every tensor of the split graph in its backend's buffer, in graph order, reusing freed
+# space, and the buffer is that allocator's high-water mark. Followed here for the dense blocks of
+# src/models/llama.cpp (and qwen2, the same block with Q/K/V biases) on one GPU; the one-token
+# graph is smaller and is not walked.
+
+_VIEW_OPS = frozenset({"RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE"})  # ggml.h ggml_is_view_op
+# ggml-alloc.c ggml_op_can_inplace: the ops of this graph whose result may take a parent's memory
+_INPLACE_OPS = frozenset({"ADD", "MUL", "ROPE", "RMS_NORM", "SOFT_MAX"})
+_GRAPH_ARCHS = ("llama", "qwen2")  # src/models/llama.cpp; qwen2.cpp / qwen2vl.cpp (biases on Q, K, V)
+_GPU, _CPU = 0, 1  # the scheduler's backends in priority order: the GPU, then the CPU last
+
+
+class _GT:
+    """One tensor of the reserve graph: what ggml-backend.cpp's scheduler and ggml-alloc.c read
+    of a ``struct ggml_tensor`` (op, sources, view source, buffer, flags)."""
+
+    __slots__ = (
+        "backend",
+        "buf",
+        "inp",
+        "layout",
+        "name",
+        "nbytes",
+        "op",
+        "pad",
+        "rows",
+        "src",
+        "view_src",
+        "weight",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        op: str,
+        nbytes: int,
+        src: Sequence[_GT] = (),
+        *,
+        view_src: _GT | None = None,
+        buf: int | None = None,
+        weight: bool = False,
+        inp: bool = False,
+        rows: int = 0,
+        layout: tuple[Any, ...] = (),
+        pad: int = 0,
+    ) -> None:
+        self.name = name
+        self.op = op  # "NONE" for a leaf
+        self.nbytes = nbytes
+        self.src = list(src)
+        self.view_src = view_src
+        self.buf = buf  # pre-allocated in this backend's buffer (weights, the KV cache)
+        self.weight = weight  # a buffer with GGML_BACKEND_BUFFER_USAGE_WEIGHTS
+        self.inp = inp  # GGML_TENSOR_FLAG_INPUT
+        self.rows = rows  # ggml-cuda.cu get_op_batch_size of the op
+        self.layout = layout  # ggml_are_same_layout compares these
+        self.backend = -1  # the scheduler's assignment
+        self.pad = pad  # bytes the GPU buffer type adds (quantized rows padded to 512)
+
+
+def _graph_order(outputs: Sequence[_GT]) -> tuple[list[_GT], list[_GT]]:
+    """ggml.c ggml_build_forward_expand / ggml_visit_parents: each expanded tensor's sources
+    depth first, left to right, a node after its sources; leafs (op NONE) apart."""
+    nodes: list[_GT] = []
+    leafs: list[_GT] = []
+    seen: set[int] = set()
+    for out in outputs:
+        stack: list[tuple[_GT, int]] = [(out, 0)]
+        while stack:
+            cur, i = stack.pop()
+            if i == 0 and id(cur) in seen:
+                continue
+            if i < len(cur.src):
+                stack.append((cur, i + 1))
+                if id(cur.src[i]) not in seen:
+                    stack.append((cur.src[i], 0))
+                continue
+            seen.add(id(cur))
+            (leafs if cur.op == "NONE" else nodes).append(cur)
+    return nodes, leafs
+
+
+def _llama_reserve_graph(
+    hp: Hparams,
+    tensors: Sequence[Tensor],
+    on_gpu: Sequence[bool],
+    *,
+    u: int,
+    n_kv: int,
+    n_stream: int,
+    fa: bool,
+    cache_type_k: str,
+    cache_type_v: str,
+    pin_norm: bool,
+    is_cuda_buft: bool = True,
+) -> tuple[list[_GT], list[_GT]]:
+    """The reserve graph of src/models/llama.cpp at ec98e2002 (qwen2: biases on Q, K and V) for
+    ``u`` tokens, all of them outputs; ``on_gpu[il]`` for each block and (index n_layer) the
+    output layer. Tensors as llama-graph.cpp builds them: build_inp_embd (token rows gathered
+    from token_embd on the CPU), build_attn_inp_kv (the KQ mask, f32 n_kv x u, cast to f16 with
+    flash attention; set_rows indices), build_norm, build_attn (Q, V, K expanded, then the K and
+    V stores: llama-kv-cache.cpp cpy_k/cpy_v, set_rows into the cache; get_k/get_v views over
+    every cell), build_attn_mha (flash_attn_ext, or KQ, soft_max and KQV), build_ffn (swiglu of
+    gate and up), the last block's rows picked by inp_out_ids, the output norm and logits."""
+    f32 = 4
+    e = hp.n_embd
+    by_name = {t.name: t for t in tensors}
+    kvd = hp.n_head_kv * hp.head_dim_k
+    vd = hp.n_head_kv * hp.head_dim_v
+    qd = hp.n_head * hp.head_dim_k
+    emb = ("f32", e, u)
+
+    def weight(name: str, gpu: bool) -> _GT:
+        t = by_name[name]
+        pad = 0
+        if is_cuda_buft and t.type in _QUANTIZED and t.shape[0] % CUDA_MATRIX_ROW_PADDING:
+            pad = _t(t.type).row_bytes(CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING) * (
+                t.n_elements // t.shape[0]
+            )
+        return _GT(name, "NONE", t.nbytes, buf=_GPU if gpu else _CPU, weight=True, pad=pad)
+
+    def op(
+        name: str, kind: str, src: Sequence[_GT], nbytes: int, layout: tuple[Any, ...], rows: int = u
+    ) -> _GT:
+        return _GT(name, kind, nbytes, src, rows=rows, layout=layout)
+
+    def view(name: str, kind: str, parent: _GT, nbytes: int) -> _GT:
+        root = parent.view_src if parent.view_src is not None else parent
+        return _GT(name, kind, nbytes, [parent], view_src=root, layout=(name,))
+
+    tokens = _GT("inp_tokens", "NONE", 4 * u, inp=True)
+    pos = _GT("inp_pos", "NONE", 4 * u, inp=True)
+    k_idxs = _GT("k_idxs", "NONE", 8 * u, inp=True)
+    # llama-kv-cache.cpp build_input_v_idxs: one index per element when V is transposed (no FA)
+    v_idxs = _GT("v_idxs", "NONE", 8 * u * (1 if fa else vd), inp=True)
+    mask = _GT("kq_mask", "NONE", n_kv * u * f32, inp=True)
+    out_ids = _GT("inp_out_ids", "NONE", 4 * u, inp=True)
+    mask_cnv = op("kq_mask_f16", "CPY", [mask], n_kv * u * 2, ("f16", n_kv, u)) if fa else mask
+    expanded: list[_GT] = []
+    inp_l = op("inp_embd", "GET_ROWS", [weight("token_embd.weight", False), tokens], e * u * f32, emb, rows=0)
+    for il in range(hp.n_layer):
+        gpu = on_gpu[il]
+        dev = _GPU if gpu else _CPU
+        inp_sa = inp_l
+        norm = op(f"norm-{il}", "RMS_NORM", [inp_l], e * u * f32, emb)
+        if pin_norm:  # llama-context.cpp graph_get_cb: "norm" on its layer's device
+            norm.backend = dev
+        cur = op(
+            f"attn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.attn_norm.weight", gpu)], e * u * f32, emb
+        )
+
+        def proj(part: str, width: int, x: _GT = cur, il: int = il, gpu: bool = gpu) -> _GT:
+            y = op(
+                f"{part}cur-{il}",
+                "MUL_MAT",
+                [weight(f"blk.{il}.attn_{part.lower()}.weight", gpu), x],
+                width * u * f32,
+                ("f32", width, u),
+            )
+            if hp.arch == "qwen2":
+                y = op(
+                    f"{part}cur_b-{il}",
+                    "ADD",
+                    [y, weight(f"blk.{il}.attn_{part.lower()}.bias", gpu)],
+                    width * u * f32,
+                    ("f32", width, u),
+                )
+            return y
+
+        q = proj("Q", qd)
+        k = proj("K", kvd)
+        v = proj("V", vd)
+        q3 = view(f"Q3-{il}", "RESHAPE", q, q.nbytes)
+        k3 = view(f"K3-{il}", "RESHAPE", k, k.nbytes)
+        v3 = view(f"V3-{il}", "RESHAPE", v, v.nbytes)
+        q = op(f"Qrope-{il}", "ROPE", [q3, pos], q.nbytes, ("f32", hp.head_dim_k, hp.n_head, u))
+        k = op(f"Krope-{il}", "ROPE", [k3, pos], k.nbytes, ("f32", hp.head_dim_k, hp.n_head_kv, u))
+        k_cache = _GT(f"cache_k_l{il}", "NONE", 0, buf=dev)
+        v_cache = _GT(f"cache_v_l{il}", "NONE", 0, buf=dev)
+        set_k = _GT(
+            f"set_rows_k-{il}",
+            "SET_ROWS",
+            0,
+            [view(f"k2-{il}", "VIEW", k, k.nbytes), k_idxs],
+            view_src=k_cache,
+            rows=u,
+        )
+        set_v = _GT(
+            f"set_rows_v-{il}",
+            "SET_ROWS",
+            0,
+            [view(f"v2-{il}", "RESHAPE", v3, v.nbytes), v_idxs],
+            view_src=v_cache,
+            rows=u,
+        )
+        expanded += [q, v3, k, set_k, set_v]  # build_attn: "added to the graph together"
+        k_bytes = n_kv * _t(cache_type_k).row_bytes(kvd) * n_stream
+        v_bytes = n_kv * _t(cache_type_v).row_bytes(vd) * n_stream
+        qp = view(f"qp-{il}", "PERMUTE", view(f"q4-{il}", "VIEW", q, q.nbytes), q.nbytes)
+        kp = view(f"kp-{il}", "PERMUTE", view(f"k-{il}", "VIEW", k_cache, k_bytes), k_bytes)
+        vp = view(f"vp-{il}", "PERMUTE", view(f"v-{il}", "VIEW", v_cache, v_bytes), v_bytes)
+        if fa:
+            att = op(
+                f"fattn-{il}",
+                "FLASH_ATTN_EXT",
+                [qp, kp, vp, mask_cnv],
+                hp.head_dim_v * hp.n_head * u * f32,
+                ("f32", hp.head_dim_v, hp.n_head, u),
+            )
+            att = view(f"kqv_out-{il}", "RESHAPE", att, att.nbytes)
+        else:
+            kq = op(f"kq-{il}", "MUL_MAT", [kp, qp], n_kv * u * hp.n_head * f32, ("f32", n_kv, u, hp.n_head))
+            kq = op(f"kq_soft_max-{il}", "SOFT_MAX", [kq, mask], kq.nbytes, kq.layout)
+            kqv = op(f"kqv-{il}", "MUL_MAT", [vp, kq], hp.head_dim_v * u * hp.n_head * f32, ("kqv",))
+            att = op(
+                f"kqv_merged_cont-{il}",
+                "CONT",
+                [view(f"kqvp-{il}", "PERMUTE", kqv, kqv.nbytes)],
+                kqv.nbytes,
+                ("f32", hp.head_dim_v * hp.n_head, u),
+            )
+        cur = op(
+            f"attn_out-{il}", "MUL_MAT", [weight(f"blk.{il}.attn_output.weight", gpu), att], e * u * f32, emb
+        )
+        if il == hp.n_layer - 1:
+            cur = op(f"out_rows-{il}", "GET_ROWS", [cur, out_ids], e * u * f32, emb, rows=0)
+            inp_sa = op(f"sa_rows-{il}", "GET_ROWS", [inp_sa, out_ids], e * u * f32, emb, rows=0)
+        ffn_inp = op(f"ffn_inp-{il}", "ADD", [cur, inp_sa], e * u * f32, emb)
+        norm = op(f"norm-f{il}", "RMS_NORM", [ffn_inp], e * u * f32, emb)
+        if pin_norm:
+            norm.backend = dev
+        cur = op(f"ffn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.ffn_norm.weight", gpu)], e * u * f32, emb)
+        ff = ("f32", hp.n_ff, u)
+        up = op(
+            f"ffn_up-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_up.weight", gpu), cur], hp.n_ff * u * f32, ff
+        )
+        gate = op(
+            f"ffn_gate-{il}",
+            "MUL_MAT",
+            [weight(f"blk.{il}.ffn_gate.weight", gpu), cur],
+            hp.n_ff * u * f32,
+            ff,
+        )
+        glu = op(f"ffn_swiglu-{il}", "GLU", [gate, up], hp.n_ff * u * f32, ff)
+        down = op(
+            f"ffn_down-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_down.weight", gpu), glu], e * u * f32, emb
+        )
+        inp_l = op(f"l_out-{il}", "ADD", [down, ffn_inp], e * u * f32, emb)
+    out_gpu = on_gpu[hp.n_layer]
+    norm = op("norm", "RMS_NORM", [inp_l], e * u * f32, emb)
+    cur = op("result_norm", "MUL", [norm, weight("output_norm.weight", out_gpu)], e * u * f32, emb)
+    out_w = weight("token_embd.weight" if hp.tied else "output.weight", out_gpu)  # tied: duplicated
+    logits = op("result_output", "MUL_MAT", [out_w, cur], hp.n_vocab * u * f32, ("f32", hp.n_vocab, u))
+    return _graph_order([*expanded, logits])
+
+
+def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) -> tuple[list[_GT], int]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph (ec98e2002) for one GPU and the CPU.
+
+    Pass 1: an op takes its pre-allocated destination's backend (a KV store, a cache view), a
+    graph input the CPU, an op on a weight the weight's backend, except that a weight in host
+    memory hands its op to the GPU when the GPU's offload_op accepts it (ggml-cuda.cu
+    ggml_backend_cuda_device_offload_op: get_op_batch_size >= 32; GET_ROWS never): at a
+    micro-batch of 32 or more every op of a CPU layer runs on the GPU, its weights copied there.
+    Passes 2-4 spread the GPU (then any backend) up and down to unassigned ops. Pass 5 cuts a split
+    at each change of backend and at each weight from another backend ("the memory of the
+    previously offloaded weights can be reused"); a source from another backend is copied into
+    the split's backend once per (source, backend) and the copy replaces it. The graph the
+    allocator then walks puts, at the start of each split, each input's dependency and its copy.
+    Returns that sequence (each tensor with its backend set) and the number of splits."""
+
+    def buf_of(t: _GT) -> int | None:
+        if t.buf is not None:
+            return t.buf
+        return t.view_src.buf if t.view_src is not None else None
+
+    def from_cur(t: _GT) -> int:
+        b = buf_of(t)
+        if b is not None:
+            return b
+        if t.inp:
+            return _CPU
+        for s in t.src:
+            if t.op != "ROPE" and s.weight:
+                if op_offload and s.buf == _CPU and t.op != "GET_ROWS" and t.rows >= 32:
+                    return _GPU
+                return s.buf if s.buf is not None else -1
+        return -1
+
+    for t in (*leafs, *nodes):
+        if t.backend == -1:
+            t.backend = from_cur(t)
+    order = [t for t in nodes if t.op not in _VIEW_OPS]
+    for seq, gpu_only in ((order, True), (order[::-1], True), (order, False), (order[::-1], False)):
+        cur = -1
+        for t in seq:
+            if t.backend != -1:
+                cur = -1 if (gpu_only and t.backend == _CPU) else t.backend
+            elif cur != -1:
+                t.backend = cur
+
+    def bid(t: _GT) -> int:
+        b = buf_of(t)
+        if b is not None:
+            return b
+        if t.backend != -1:
+            return t.backend
+        return t.view_src.backend if t.view_src is not None else -1
+
+    for t in order:  # pass 3: an unassigned op to the backend holding most of its sources
+        if t.backend == -1:
+            counts = [sum(1 for s in t.src if bid(s) == b) for b in (_GPU, _CPU)]
+            t.backend = _GPU if counts[0] >= counts[1] else _CPU
+    for t in nodes:  # pass 4: views and sources follow their source or their user
+        if t.view_src is not None and t.backend == -1:
+            t.backend = bid(t.view_src)
+        for s in t.src:
+            if s.backend == -1:
+                s.backend = bid(s.view_src) if s.view_src is not None else t.backend
+        if t.backend == -1:
+            t.backend = _GPU
+    copies: dict[tuple[int, int], _GT] = {}
+    out: list[_GT] = []
+    split_nodes: list[_GT] = []
+    split_inputs: list[_GT] = []
+    cur_b: int | None = None
+    n_splits = 0
+
+    def close() -> None:
+        out.extend(split_inputs)
+        out.extend(split_nodes)
+
+    for t in nodes:
+        if t.op in _VIEW_OPS:
+            split_nodes.append(t)
+            continue
+        b = t.backend
+        new = b == cur_b and bool(split_inputs) and any(s.weight and bid(s) != cur_b for s in t.src)
+        if cur_b is None or b != cur_b or new:
+            if cur_b is not None:
+                close()
+            cur_b, split_inputs, split_nodes = b, [], []
+            n_splits += 1
+        for j, s in enumerate(t.src):
+            if bid(s) != cur_b:
+                key = (id(s), cur_b)
+                if key not in copies:
+                    c = _GT(f"{s.name}#{cur_b}", "NONE", s.nbytes, pad=s.pad if cur_b == _GPU else 0)
+                    c.backend = cur_b
+                    copies[key] = c
+                    # "add a dependency to the input source so that it is not freed before the copy"
+                    dep = _GT(f"{s.name} (view)", "NONE", 0, [s], view_src=s.view_src or s)
+                    dep.backend = bid(s)
+                    split_inputs += [dep, c]
+                t.src[j] = copies[key]
+        split_nodes.append(t)
+    close()
+    for t in out:
+        t.backend = bid(t)
+    return out, n_splits
+
+
+class _DynAlloc:
+    """ggml-alloc.c ggml_dyn_tallocr (one chunk): the best-fitting free block other than the last,
+    else the last block, which grows the buffer; a freed block merges with its neighbours."""
+
+    def __init__(self, alignment: int) -> None:
+        self.align = alignment
+        self.blocks: list[list[int]] = [[0, 1 << 62]]
+        self.max_size = 0
+
+    def alloc(self, size: int) -> int:
+        size = _pad(size, self.align)
+        best, best_size = len(self.blocks) - 1, None
+        for i, (_, sz) in enumerate(self.blocks[:-1]):
+            if sz >= size and (best_size is None or sz <= best_size):
+                best, best_size = i, sz
+        blk = self.blocks[best]
+        addr = blk[0]
+        blk[0] += size
+        blk[1] -= size
+        if blk[1] == 0:
+            del self.blocks[best]
+        self.max_size = max(self.max_size, addr + size)
+        return addr
+
+    def free(self, addr: int, size: int) -> None:
+        size = _pad(size, self.align)
+        for i, blk in enumerate(self.blocks):
+            if blk[0] + blk[1] == addr:
+                blk[1] += size
+                if i + 1 < len(self.blocks) and blk[0] + blk[1] == self.blocks[i + 1][0]:
+                    blk[1] += self.blocks.pop(i + 1)[1]
+                return
+            if addr + size == blk[0]:
+                blk[0] = addr
+                blk[1] += size
+                if i > 0 and self.blocks[i - 1][0] + self.blocks[i - 1][1] == blk[0]:
+                    self.blocks[i - 1][1] += self.blocks.pop(i)[1]
+                return
+        pos = 0
+        while pos < len(self.blocks) and self.blocks[pos][0] < addr:
+            pos += 1
+        self.blocks.insert(pos, [addr, size])
+
+
+def _gallocr_sizes(leafs: Sequence[_GT], seq: Sequence[_GT], alignments: Mapping[int, int]) -> dict[int, int]:
+    """ggml-alloc.c ggml_gallocr_alloc_graph_impl (ec98e2002): the graph's inputs first, then each
+    node in order, in place over a parent no one else reads when the op allows it and the layouts
+    match (a view is never taken over: it is not the allocator's own), a tensor freed when its
+    last reader (and every view of it) has run. Each backend's buffer is its high-water mark."""
+    allocs = {b: _DynAlloc(a) for b, a in alignments.items()}
+    own: dict[int, tuple[int, int, int]] = {}  # id -> (backend, offset, size)
+    done: set[int] = set()
+    children: dict[int, int] = {}
+    views: dict[int, int] = {}
+
+    def alloc(t: _GT, b: int) -> None:
+        k = id(t)
+        if t.buf is not None or t.view_src is not None or k in done:
+            return
+        done.add(k)
+        if t.op in _INPLACE_OPS:
+            for p in t.src:
+                pk = id(p)
+                if pk in own and p.layout == t.layout and children.get(pk, 0) == 1 and views.get(pk, 0) == 0:
+                    own[k] = own.pop(pk)
+                    return
+        size = t.nbytes + (t.pad if b == _GPU else 0)
+        own[k] = (b, allocs[b].alloc(size), size)
+
+    def free(t: _GT) -> None:
+        b, addr, size = own.pop(id(t))
+        allocs[b].free(addr, size)
+
+    for t in leafs:
+        alloc(t, t.backend)
+    for t in seq:
+        if t.view_src is not None and t.op != "NONE":
+            views[id(t.view_src)] = views.get(id(t.view_src), 0) + 1
+        for s in t.src:
+            children[id(s)] = children.get(id(s), 0) + 1
+    for t in seq:
+        for p in t.src:
+            alloc(p, t.backend)
+        alloc(t, t.backend)
+        for p in t.src:
+            pk = id(p)
+            children[pk] -= 1
+            if children[pk] == 0 and views.get(pk, 0) == 0:
+                if p.view_src is not None:
+                    vk = id(p.view_src)
+                    views[vk] -= 1
+                    if views[vk] == 0 and children.get(vk, 0) == 0 and vk in own:
+                        free(p.view_src)
+                elif pk in own:
+                    free(p)
+    return {b: a.max_size for b, a in allocs.items()}
+
+
+def reserve_compute_buffers(
+    hp: Hparams,
+    tensors: Sequence[Tensor],
+    on_gpu: Sequence[bool],
+    *,
+    n_ubatch: int,
+    n_kv: int,
+    n_stream: int = 1,
+    flash_attn: bool = True,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+    full_offload: bool | None = None,
+) -> tuple[int, int, int]:
+    """The GPU's and the host's compute buffers (bytes) and the graph splits of the reserve graph
+    at ``n_ubatch`` tokens, for a dense llama or qwen2 model on one GPU (``on_gpu``: each block,
+    then the output layer), as the pinned build's scheduler splits it and its allocator places it.
+
+    This is where a partial offload's GPU buffer comes from: at a micro-batch of 32 or more a
+    CPU layer's ops run on the GPU, so the GPU buffer holds, at that layer's attention, copies of
+    its K and V views over every cell and, at the first layer, the f32 KQ mask copied in beside
+    its f16 cast (Bielik 11B, 23 CPU layers at 98,304 cells: 192 + 192 + 192 + 96 MiB)."""
+    if hp.arch not in _GRAPH_ARCHS or hp.n_expert > 1 or hp.swa_layers:
+        raise EngineError(f"the reserve graph is followed for dense {', '.join(_GRAPH_ARCHS)} models only")
+    if full_offload is None:
+        full_offload = all(on_gpu)
+    u = n_ubatch
+    nodes, leafs = _llama_reserve_graph(
+        hp,
+        tensors,
+        on_gpu,
+        u=u,
+        n_kv=n_kv,
+        n_stream=n_stream,
+        fa=flash_attn,
+        cache_type_k=cache_type_k,
+        cache_type_v=cache_type_v,
+        pin_norm=u < 32 or full_offload,
+    )
+    seq, n_splits = _sched_split(nodes, leafs)
+    sizes = _gallocr_sizes(leafs, seq, {_GPU: CUDA_ALIGNMENT, _CPU: HOST_ALIGNMENT})
+    return sizes[_GPU], sizes[_CPU], n_splits
 
 
 def _float32(x: float) -> float:
@@ -1053,7 +1591,21 @@ def llamacpp_startup(
             f" quantized caches on sliding-window models are modelled up to b{PR21277_BEFORE_BUILD}"
         )
 
-    def build(ngl: int) -> tuple[list[DeviceMemory], float, int, bool]:
+    # the reserve graph is walked (reserve_compute_buffers) for a dense llama/qwen2 model on one
+    # GPU with no -ot; otherwise the compute buffers are the estimates below. Not for Ollama: its
+    # own engine builds its own graph (model/models/*/model.go), which is not the one walked here
+    graph_followed = (
+        engine == "llama.cpp"
+        and n_gpus == 1
+        and not is_metal
+        and hp.arch in _GRAPH_ARCHS
+        and hp.n_expert <= 1
+        and not hp.swa_layers
+        and not override_tensors
+    )
+    splits_seen: dict[int, int] = {}
+
+    def build(ngl: int, with_compute: bool = True) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
         ngl_eff = n_layer + 1 if ngl < 0 else ngl
         if output_first is None and 0 < ngl_eff <= n_layer:
@@ -1171,9 +1723,27 @@ def llamacpp_startup(
         full = all(dev_of(il) >= 0 for il in range(n_layer + 1))
         devs = []
         host_experts = [tensors[i] for i in cpu_idx if tensors[i].is_expert]
+        graph_gpu = None
+        if graph_followed and with_compute:
+            graph_gpu, _, splits_seen[ngl] = reserve_compute_buffers(
+                hp,
+                tensors,
+                [dev_of(il) >= 0 for il in range(n_layer + 1)],
+                n_ubatch=nu,
+                n_kv=n_ctx_seq,
+                n_stream=n_stream,
+                flash_attn=fa,
+                cache_type_k=cache_type_k,
+                cache_type_v=cache_type_v,
+                full_offload=ngl_eff > n_layer,
+            )
         for g in range(n_gpus):
             comp = 0.0
-            if layers[g]:
+            if not with_compute:
+                pass
+            elif graph_gpu is not None:
+                comp = float(graph_gpu)
+            elif layers[g]:
                 last = g == dev_of(n_layer)
                 comp = _compute_estimate(hp, nu, n_ctx_seq, fa, with_output=last or not full)
             if g == 0 and host_experts and not is_metal and nu >= CUDA_OFFLOAD_MIN_BATCH:
@@ -1200,7 +1770,14 @@ def llamacpp_startup(
         and any(d.used_bytes > dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None)
     ):
         # src/llama.cpp llama_params_fit_impl: fewer layers until every device keeps its margin
+        budget = dev_total - FIT_MARGIN
         for n in range(n_layers_max - 1, -1, -1):
+            if graph_followed and n > 0:
+                # weights and KV alone over the margin: no compute buffer can help (and the
+                # reserve graph, the slow part, is not walked for this count)
+                bare = build(n, with_compute=False)[0]
+                if any(d.used_bytes > budget for d in bare if d.total_bytes is not None):
+                    continue
             devs, cpu_mapped, offloaded, output_on_gpu = build(n)
             if all(d.used_bytes <= dev_total - FIT_MARGIN for d in devs if d.total_bytes is not None):
                 ngl = n
@@ -1266,6 +1843,7 @@ def llamacpp_startup(
         notes=tuple(notes),
         output_first=bool(output_first),
         output_on_gpu=output_on_gpu,
+        graph_splits=splits_seen.get(ngl),
     )
 
 
@@ -1605,7 +2183,11 @@ _RE_COMPUTE = re.compile(
     r"\s+(\S+) compute buffer size\s*=\s*([\d.]+) MiB"
 )
 _RE_OFFLOAD = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
-_RE_DEV_FREE = re.compile(r"using device (\w+) \([^)]*\)(?: \([^)]*\))? - (\d+) MiB free")
+_RE_SPLITS = re.compile(r"graph splits = (\d+)")  # the first reserve's (micro-batch) graph
+# src/llama.cpp llama_params_fit_impl: the memory the start-up settings would take on the GPUs
+_RE_FIT_PROJECTED = re.compile(r"llama_params_fit_impl: projected to use (\d+) MiB of device memory")
+# the device's name may hold its own parentheses ("AMD Radeon (TM) Pro VII")
+_RE_DEV_FREE = re.compile(r"using device (\w+) \((?:[^()]|\([^()]*\))*\)(?: \([^)]*\))? - (\d+) MiB free")
 _RE_MMAP = re.compile(
     r"load_tensors: loading model tensors, this can take a while\.\.\. \(mmap = (true|false)"
 )
@@ -1670,7 +2252,9 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     Keys: ``engine``, ``version``, ``model_buffers`` {device: bytes}, ``kv_buffers`` {device:
     bytes}, ``kv_bytes``, ``kv_cells``, ``kv_layers``, ``kv_types``, ``compute_buffers``
     {device: bytes}, ``offloaded_layers``/``total_layers``, ``n_ctx``, ``file_bytes``, ``bpw``,
-    ``file_type``, ``type_counts``, ``metadata`` (the GGUF keys printed), ``tensor_count``.
+    ``file_type``, ``type_counts``, ``metadata`` (the GGUF keys printed), ``tensor_count``,
+    ``graph_splits`` (of the micro-batch graph), ``fit_projected_bytes`` (--fit's projection of
+    the start-up settings, whole MiB).
     """
     if not isinstance(text, str) or not text.strip():
         raise LogError("the log is empty: paste the lines llama.cpp printed as it started")
@@ -1728,6 +2312,12 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
     m = _RE_OFFLOAD.search(text)
     if m:
         out["offloaded_layers"], out["total_layers"] = int(m.group(1)), int(m.group(2))
+    m = _RE_SPLITS.search(text)
+    if m:
+        out["graph_splits"] = int(m.group(1))
+    m = _RE_FIT_PROJECTED.search(text)
+    if m:
+        out["fit_projected_bytes"] = int(m.group(1)) * MiB
     free = _RE_DEV_FREE.findall(text)
     if free:
         # src/llama.cpp llama_model_load_from_file_impl prints each device's free memory; with no
