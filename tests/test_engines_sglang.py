@@ -972,3 +972,16 @@ def test_kimi_k25_outside_the_scheme_read_is_refused_by_name(change, field):
         qc["config_groups"]["group_0"]["weights"].update(change)
     with pytest.raises(EngineError, match=field):
         sglang_startup(cfg, "mi355x", tp=8)
+
+
+def test_an_mrope_model_keeps_sglangs_own_table_size():
+    """SGLang's MRotaryEmbedding (0.5.23 layers/rotary_embedding/mrope.py) builds its cos/sin table
+    over max_position_embeddings, where vLLM's mrope.py enlarges it four times: Qwen 3.5 27B's
+    table is 262,144 positions x 64 rotary dims (partial 0.25 of 256) x 4 bytes = 64 MiB on
+    SGLang against vLLM's 256 MiB (rotary_table_bytes of the config as it stands)."""
+    from simulators.engines.vllm import rotary_table_bytes
+
+    preset = get_model_preset("qwen3.5-27b")
+    s = sglang_startup(preset.config, "h100-sxm")
+    assert s.weights_parts["rotary_table"] == 262144 * 64 * 4
+    assert rotary_table_bytes(preset.spec, preset.config, 4) == 4 * 262144 * 64 * 4

@@ -1399,12 +1399,13 @@ def sglang_weight_parts(
         parts["lm_head"] = parts["embeddings"]
     if classifier:
         parts["lm_head"] = float(_num_labels(config) * spec.hidden_size * layout.dtype_bytes)
+    rope_config = _without_mrope(config)
     if rules in _OLD_RULES and any(a.startswith("Gemma3") for a in archs):
         parts["rotary_table"] = 0.0
     elif rules in ("0.4.0.post1", "0.3.5"):
-        parts["rotary_table"] = float(rotary_table_bytes(spec, config, layout.dtype_bytes))
+        parts["rotary_table"] = float(rotary_table_bytes(spec, rope_config, layout.dtype_bytes))
     else:
-        parts["rotary_table"] = float(rotary_table_bytes(spec, config, 4))
+        parts["rotary_table"] = float(rotary_table_bytes(spec, rope_config, 4))
     if mllama:
         extra, vision_sizes = mllama_extra_parts(config["_mllama"], tp, layout.dtype_bytes)
         parts.update(extra)
@@ -1419,6 +1420,36 @@ def sglang_weight_parts(
         spec, layout, tp, lm_head=not classifier, own_head=own_head
     )
     return parts
+
+
+def _without_mrope(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config with ``mrope_section`` taken out of its rope settings, so that vLLM's
+    ``rotary_table_bytes`` sizes the table as SGLang does: SGLang's MRotaryEmbedding passes
+    ``max_position_embeddings`` to RotaryEmbedding unchanged (0.5.23
+    ``layers/rotary_embedding/mrope.py`` lines 60-77, built by ``factory.py`` lines 242-255 with
+    ``max_position``; YaRNScalingMRotaryEmbedding, lines 440-519, takes the original length x
+    factor as the plain YaRN table does; 0.4.3.post4 ``layers/rotary_embedding.py`` lines
+    800-815 alike), where vLLM's ``mrope.py`` enlarges it four times."""
+
+    def strip(rope: Any) -> Any:
+        if not isinstance(rope, Mapping):
+            return rope
+        if "mrope_section" in rope:
+            return {k: v for k, v in rope.items() if k != "mrope_section"}
+        return {k: strip(v) if isinstance(v, Mapping) else v for k, v in rope.items()}
+
+    def fix(section: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(section)
+        for key in ("rope_scaling", "rope_parameters"):
+            if isinstance(out.get(key), Mapping):
+                out[key] = strip(out[key])
+        return out
+
+    out = fix(config)
+    for key in ("text_config", "llm_config", "language_config"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = fix(out[key])
+    return out
 
 
 def _context_len(spec: ModelSpec, config: Mapping[str, Any]) -> int:
