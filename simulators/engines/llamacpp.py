@@ -57,7 +57,7 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
 - Hybrids (``hybrid_cache``): Qwen3-Next / Qwen3.5 keep KV on their full-attention layers only
   and one recurrent state per sequence (``src/llama-memory-hybrid.cpp``,
   ``src/llama-memory-recurrent.cpp``, ``src/llama-hparams.cpp``); their weights are not sized.
-- Compute buffer per device. For a dense llama or qwen2 model on one GPU (``reserve_compute_buffers``)
+- Compute buffer per device. For a dense llama, qwen2 or qwen3 model on one GPU (``reserve_compute_buffers``)
   the reserve graph is walked as the build does it: ``src/llama-context.cpp: graph_reserve`` (one
   micro-batch of ``n_ubatch`` tokens, all outputs), the graph of ``src/models/llama.cpp`` and
   ``src/llama-graph.cpp``, ``ggml-backend.cpp: ggml_backend_sched_split_graph`` (at 32 tokens or
@@ -923,7 +923,8 @@ def _host_expert_copy_estimate(
 _VIEW_OPS = frozenset({"RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE"})  # ggml.h ggml_is_view_op
 # ggml-alloc.c ggml_op_can_inplace: the ops of this graph whose result may take a parent's memory
 _INPLACE_OPS = frozenset({"ADD", "MUL", "ROPE", "RMS_NORM", "SOFT_MAX"})
-_GRAPH_ARCHS = ("llama", "qwen2")  # src/models/llama.cpp; qwen2.cpp / qwen2vl.cpp (biases on Q, K, V)
+# src/models/llama.cpp; qwen2.cpp / qwen2vl.cpp (biases on Q, K, V); qwen3.cpp (RMS norms on Q, K)
+_GRAPH_ARCHS = ("llama", "qwen2", "qwen3")
 _GPU, _CPU = 0, 1  # the scheduler's backends in priority order: the GPU, then the CPU last
 
 
@@ -1011,7 +1012,8 @@ def _llama_reserve_graph(
     pin_norm: bool,
     is_cuda_buft: bool = True,
 ) -> tuple[list[_GT], list[_GT]]:
-    """The reserve graph of src/models/llama.cpp at ec98e2002 (qwen2: biases on Q, K and V) for
+    """The reserve graph of src/models/llama.cpp at ec98e2002 (qwen2: biases on Q, K and V; qwen3:
+    an RMS norm on Q and on K) for
     ``u`` tokens, all of them outputs; ``on_gpu[il]`` for each block and (index n_layer) the
     output layer. Tensors as llama-graph.cpp builds them: build_inp_embd (token rows gathered
     from token_embd on the CPU), build_attn_inp_kv (the KQ mask, f32 n_kv x u, cast to f16 with
@@ -1090,6 +1092,21 @@ def _llama_reserve_graph(
         q3 = view(f"Q3-{il}", "RESHAPE", q, q.nbytes)
         k3 = view(f"K3-{il}", "RESHAPE", k, k.nbytes)
         v3 = view(f"V3-{il}", "RESHAPE", v, v.nbytes)
+        if hp.arch == "qwen3":  # qwen3.cpp: build_norm of Q and K per head before RoPE
+            for part, heads in (("q", hp.n_head), ("k", hp.n_head_kv)):
+                x = q3 if part == "q" else k3
+                shape = ("f32", hp.head_dim_k, heads, u)
+                x = op(f"norm-{part}{il}", "RMS_NORM", [x], x.nbytes, shape)
+                if pin_norm:
+                    x.backend = dev
+                x = op(
+                    f"{part}_normed-{il}",
+                    "MUL",
+                    [x, weight(f"blk.{il}.attn_{part}_norm.weight", gpu)],
+                    x.nbytes,
+                    shape,
+                )
+                q3, k3 = (x, k3) if part == "q" else (q3, x)
         q = op(f"Qrope-{il}", "ROPE", [q3, pos], q.nbytes, ("f32", hp.head_dim_k, hp.n_head, u))
         k = op(f"Krope-{il}", "ROPE", [k3, pos], k.nbytes, ("f32", hp.head_dim_k, hp.n_head_kv, u))
         k_cache = _GT(f"cache_k_l{il}", "NONE", 0, buf=dev)
@@ -1389,7 +1406,7 @@ def reserve_compute_buffers(
     full_offload: bool | None = None,
 ) -> tuple[int, int, int]:
     """The GPU's and the host's compute buffers (bytes) and the graph splits of the reserve graph
-    at ``n_ubatch`` tokens, for a dense llama or qwen2 model on one GPU (``on_gpu``: each block,
+    at ``n_ubatch`` tokens, for a dense llama, qwen2 or qwen3 model on one GPU (``on_gpu``: each block,
     then the output layer), as the pinned build's scheduler splits it and its allocator places it.
 
     This is where a partial offload's GPU buffer comes from: at a micro-batch of 32 or more a
@@ -1591,7 +1608,7 @@ def llamacpp_startup(
             f" quantized caches on sliding-window models are modelled up to b{PR21277_BEFORE_BUILD}"
         )
 
-    # the reserve graph is walked (reserve_compute_buffers) for a dense llama/qwen2 model on one
+    # the reserve graph is walked (reserve_compute_buffers) for a dense llama/qwen2/qwen3 model on one
     # GPU with no -ot; otherwise the compute buffers are the estimates below. Not for Ollama: its
     # own engine builds its own graph (model/models/*/model.go), which is not the one walked here
     graph_followed = (
