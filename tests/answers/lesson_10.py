@@ -34,6 +34,10 @@ def _stream_bytes(model: str, fmt: str, context: int) -> float:
 #   other matrices q4_K; norms f32. Q8_0: every matrix q8_0;
 # - the compute buffer: the reserve graph's output step for a 512-token micro-batch, logits
 #   over the vocabulary plus the normed hidden state, f32 (the largest step for these models);
+#   in a partial offload (ggml-backend.cpp ggml_backend_sched_split_graph, op offload from 32
+#   tokens: the CPU layers' ops run on the GPU, their inputs copied in) the larger of that step
+#   with the CPU output layer's weight copied in (q6_K; q8_0 in Q8_0) and block 0's attention,
+#   which copies in the f32 KQ mask (cells x 512) beside its f16 cast and that block's K and V;
 # - common/common.h: --fit keeps 1 GiB free on the GPU.
 _BYTES_PER_VALUE = {"f16": 2.0, "q8_0": 34 / 32, "q4_K": 144 / 256, "q5_K": 176 / 256, "q6_K": 210 / 256}
 
@@ -84,9 +88,20 @@ def _llamacpp_gpu_layers(model: str, quant: str, context: int, kv: str, gpu: str
     # at start, not of the total
     spec = _spec(model)
     room = _logged_free_mib(reading, gpu) * 2**20 - 2**30
-    room -= (spec.vocab_size + spec.hidden_size) * 512 * 4
+    output_step = (spec.vocab_size + spec.hidden_size) * 512 * 4
     per_layer = _gguf_layer_bytes(model, quant) + _llamacpp_kv_bytes(model, context, kv) / spec.num_layers
-    return float(min(math.floor(room / per_layer), spec.num_layers + 1))
+    layers = math.floor((room - output_step) / per_layer)
+    if layers >= spec.num_layers + 1:
+        return float(spec.num_layers + 1)
+    # a partial offload: the output layer stays on the CPU (ec98e2002) but runs on the GPU
+    output_weight = (
+        spec.vocab_size * spec.hidden_size * _BYTES_PER_VALUE["q8_0" if quant == "Q8_0" else "q6_K"]
+    )
+    cells = math.ceil(context / 256) * 256
+    one_layer_kv = _llamacpp_kv_bytes(model, context, kv) / spec.num_layers
+    block0 = cells * 512 * (4 + 2) + one_layer_kv + 3 * spec.hidden_size * 512 * 4
+    compute = max(output_step + output_weight, block0)
+    return float(min(math.floor((room - compute) / per_layer), spec.num_layers))
 
 
 ANSWERS: dict[str, Callable[..., float]] = {
