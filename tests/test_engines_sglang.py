@@ -3,7 +3,7 @@ logs, the 0.5.3, 0.4.4.post2, 0.4.0.post1 and 0.3.5 wheels where their rules dif
 real SGLang start-up logs (tests/data/sglang_startups.jsonl: each row keeps its raw lines and
 the URL it came from).
 
-Thirty-five public logs are collected (tests/data/sglang_startups.jsonl and its companion
+Thirty-six public logs are collected (tests/data/sglang_startups.jsonl and its companion
 sglang_startups_more.jsonl) from H100 (SXM and NVL), H200, B200, GB300, L4, RTX 3090, RTX 4090,
 MI300X, MI355X and unnamed 48 GB cards. Twenty-seven are predicted from their model's config.json,
 every one within 1 % (-0.12 % to +0.86 %): among them QwQ-32B on 4 x L4 +0.00 % since the weights
@@ -14,7 +14,7 @@ on 8 x MI355X +0.13 % (its MoonViT tower, projector and W4A16 routed experts as 
 documentation CI +0.14 % to +0.25 %: Llama 3.2 1B, Llama 3.1 8B, Llama 2 7B chat + EAGLE,
 gte-Qwen2-7B-instruct (embedding), Skywork-Reward-Llama-3.1-8B (reward) and Llama 3.2 11B Vision
 (mllama: its cross-attention layers in the one pool, its vision tower from models/mllama.py,
-+0.22 %), under the 0.3.5, 0.4.0.post1 and 0.4.4.post2 rules. Eight are refused with the reason in
++0.22 %), under the 0.3.5, 0.4.0.post1 and 0.4.4.post2 rules. Nine are refused with the reason in
 the row, each because the log does not give what any prediction needs (``refused_for: input``,
 ``missing`` naming the fraction, the memory before the weights, the weights, a sourced config,
 the release or the card, each checked against the raw lines); none is refused for a feature the
@@ -985,3 +985,17 @@ def test_an_mrope_model_keeps_sglangs_own_table_size():
     s = sglang_startup(preset.config, "h100-sxm")
     assert s.weights_parts["rotary_table"] == 262144 * 64 * 4
     assert rotary_table_bytes(preset.spec, preset.config, 4) == 4 * 262144 * 64 * 4
+
+
+def test_a_pcie_node_without_a_baseline_is_told_the_overhead_was_measured_on_nvlink():
+    """The 4 x RTX 3090 log (SGLang 0.4.2.post1, no baseline printed) is refused for its missing
+    baseline: the overhead measured on NVLink H100 nodes (1.80 GiB) misses it by a quarter, and a
+    PCIe figure rests on one sourced machine only. A PCIe start-up without a baseline says so."""
+    row = ROWS["junweiliang-deepseek-r1-distill-qwen-32b-4x3090-tp4-refused"]
+    cfg = json.loads((DATA / "llamacpp_configs" / "qwen2.5-32b.json").read_text("utf-8"))
+    s = sglang_startup(cfg, row["gpu_id"], tp=row["tp"], rules="0.4.4.post2")
+    assert s.max_total_num_tokens / row["kv_tokens"] - 1 < -0.2
+    assert any("measured on NVLink nodes" in n for n in s.notes)
+    assert not any("measured on NVLink nodes" in n for n in sglang_startup(cfg, "h100-sxm", tp=4).notes)
+    given = sglang_startup(cfg, "rtx-3090", tp=4, rules="0.4.4.post2", baseline_bytes=23.0 * GiB)
+    assert not any("measured on NVLink nodes" in n for n in given.notes)
