@@ -357,6 +357,9 @@ def test_collected_log_against_prediction(rec: dict) -> None:
             dev = rename.get(dev, dev)
             if dev in devs and devs[dev].total_bytes is not None and (only is None or dev in only):
                 assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
+    if "host_compute" in checks:  # the host's compute buffer (CUDA_Host, ROCm_Host), within 10 %
+        printed = next(v for k, v in log["compute_buffers"].items() if k.endswith("_Host"))
+        assert devs["CPU"].compute_bytes == pytest.approx(printed, rel=0.10)
     if "cpu_model_buffer" in checks:  # the host buffer alone (a Metal range depends on file order)
         printed = next(v for k, v in log["model_buffers"].items() if k.startswith("CPU"))
         assert devs["CPU"].model_bytes == pytest.approx(printed, rel=0.01)

@@ -68,7 +68,10 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   six logs of three builds: 300.75, 304.00, 422.00 and 699.00 MiB reproduced to the printed
   figure, 2,098.5 against 2,094.5 MiB on a 2024 build (its V store had no set_rows index of
   one entry per element, 4 MiB; without it both its buffers come out as printed), --fit's projections
-  (26,973 and 11,602 MiB) and the graph splits (255, 114, 2, 2). Otherwise (MoE, sliding-window,
+  (26,973 and 11,602 MiB) and the graph splits (255, 114, 2, 2). The same walk gives the host's
+  compute buffer (CUDA_Host / ROCm_Host, on the CPU device): 12.01 MiB as printed; -3.8 % and
+  -4.9 % on the b7972 logs, one n_embd x n_ubatch f32 input short (later builds always allocate
+  an embeddings input, llama.cpp PR #18550; not in the pinned tree). Otherwise (MoE, sliding-window,
   fused-QKV models, two GPUs, Metal, Ollama's own engine) the largest set of live tensors of
   that graph, a derived estimate labelled so (0.0 %, -0.4 %, +1.4 % on full offloads); with
   expert tensors in host memory the first GPU also holds the copy of one of them, estimated
@@ -1620,7 +1623,7 @@ def llamacpp_startup(
         and not hp.swa_layers
         and not override_tensors
     )
-    splits_seen: dict[int, int] = {}
+    last_splits: dict[str, int | None] = {"n": None}  # of the last placement built with its buffers
 
     def build(ngl: int, with_compute: bool = True) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
@@ -1741,8 +1744,9 @@ def llamacpp_startup(
         devs = []
         host_experts = [tensors[i] for i in cpu_idx if tensors[i].is_expert]
         graph_gpu = None
+        graph_host = 0.0  # the host's compute buffer (printed as CUDA_Host / ROCm_Host), when walked
         if graph_followed and with_compute:
-            graph_gpu, _, splits_seen[ngl] = reserve_compute_buffers(
+            graph_gpu, graph_host, last_splits["n"] = reserve_compute_buffers(
                 hp,
                 tensors,
                 [dev_of(il) >= 0 for il in range(n_layer + 1)],
@@ -1771,7 +1775,9 @@ def llamacpp_startup(
         if host_bufs.get(host_name):
             devs.append(DeviceMemory(host_name, host_bufs[host_name], 0.0, 0.0, None, 0))
         devs.append(
-            DeviceMemory("CPU", cpu_mapped + host_bufs.get("CPU", 0.0), kv_cpu, 0.0, None, host_layers)
+            DeviceMemory(
+                "CPU", cpu_mapped + host_bufs.get("CPU", 0.0), kv_cpu, float(graph_host), None, host_layers
+            )
         )
         offloaded = sum(layers)
         return devs, cpu_mapped, offloaded, dev_of(n_layer) >= 0
@@ -1860,7 +1866,7 @@ def llamacpp_startup(
         notes=tuple(notes),
         output_first=bool(output_first),
         output_on_gpu=output_on_gpu,
-        graph_splits=splits_seen.get(ngl),
+        graph_splits=last_splits["n"] if graph_followed else None,
     )
 
 
