@@ -105,7 +105,8 @@ def test_sglang_command_for_a_hybrid_holds_every_request_at_once_not_only_their_
 def test_sglang_weights_too_large_is_said_with_its_minimum():
     cmd = sglang_command(config("llama-3.1-70b"), "rtx-4090", context=8192, users=1)
     assert cmd.verdict == "does not fit"
-    assert "Raise --mem-fraction-static above" in cmd.message and "no fraction starts it" in cmd.checks[0]
+    # 70B in BF16 on one 24 GB card: the load itself runs out of memory, whatever the fraction
+    assert "do not fit" in cmd.message and "--tp" in cmd.message and "no fraction starts it" in cmd.checks[0]
 
 
 def test_llamacpp_keeps_the_most_layers_that_start_and_prints_what_its_parser_reads():

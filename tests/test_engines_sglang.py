@@ -199,6 +199,19 @@ def test_the_ledger_adds_up_to_the_device_total():
     assert back["max_total_num_tokens"] == s.max_total_num_tokens
 
 
+def test_weights_larger_than_the_free_memory_stop_the_load_not_the_profile():
+    """DeepSeek V3.2's 630 GiB of FP8 weights on one H200: the load itself runs out of memory, so
+    no 'Load weight end' line, no negative free memory, and no --mem-fraction-static above 1."""
+    s = sglang_startup(get_model_preset("deepseek-v3.2").config, "h200-sxm")
+    assert s.verdict == "refused" and s.weights_bytes > s.baseline_bytes
+    assert (
+        "do not fit" in s.message and "--tp" in s.message and "Raise --mem-fraction-static" not in s.message
+    )
+    lines = sglang_log_lines(s)
+    assert lines[0].startswith("Load weight begin") and not any("Load weight end" in line for line in lines)
+    assert not any("=-" in line for line in lines)
+
+
 def test_fp8_kv_halves_the_cell_and_page_size_aligns():
     cfg = get_model_preset("llama-3.1-8b").config
     bf16 = sglang_startup(cfg, "h100-sxm", mem_fraction_static=0.8)
@@ -672,10 +685,12 @@ def test_mamba_flags_move_the_split():
 
 
 def test_a_hybrid_whose_weights_leave_no_state_is_refused_with_sglangs_words():
-    cfg = get_model_preset("qwen3.5-397b-a17b").config
-    s = sglang_startup(cfg, "h100-sxm", tp=8)
-    assert s.verdict == "refused"
+    # the weights load (27B in BF16 on an H100), but a fraction of 0.3 leaves nothing after them
+    cfg = get_model_preset("qwen3.5-27b").config
+    s = sglang_startup(cfg, "h100-sxm", mem_fraction_static=0.3)
+    assert s.verdict == "refused" and s.weights_bytes < s.baseline_bytes
     assert "Not enough GPU memory for hybrid (mamba/linear-attention) state cache" in s.message
+    assert "Raise --mem-fraction-static above" in s.message
 
 
 def test_will_it_fit_shows_qwen_3_5_on_sglang():

@@ -1767,6 +1767,14 @@ def sglang_startup(
     heads = spec.num_heads
     if heads % tp:
         return refused(f"Total number of attention heads ({heads}) must be divisible by tp size ({tp}).")
+    if weights >= baseline:
+        # the weights do not load at all: PyTorch's allocator fails mid-load (CUDA out of memory),
+        # before SGLang's own profile and its --mem-fraction-static advice (model_runner.py)
+        return refused(
+            f"The weights ({weights / GiB:.2f} GiB a GPU) do not fit in the {baseline / GiB:.2f} GiB"
+            " free before loading: SGLang stops with CUDA out of memory while it loads them, whatever"
+            " --mem-fraction-static says. Spread them over more GPUs (--tp) or use a smaller format."
+        )
     slots = 0
     if mamba is not None:  # _profile_available_bytes calls _handle_max_mamba_cache before its check
         per = mamba.per_request_bytes
@@ -1868,11 +1876,13 @@ def sglang_log_lines(s: SglangStartup) -> list[str]:
     """The lines SGLang prints for this start-up (``model_runner.py``, ``memory_pool.py``,
     ``scheduler.py``), with the predicted figures."""
     gb = GiB
-    lines = [
-        f"Load weight begin. avail mem={s.baseline_bytes / gb:.2f} GB",
+    lines = [f"Load weight begin. avail mem={s.baseline_bytes / gb:.2f} GB"]
+    if s.weights_bytes >= s.baseline_bytes:  # the load itself runs out of memory: no "Load weight end"
+        return [*lines, s.message]
+    lines.append(
         f"Load weight end. avail mem={(s.baseline_bytes - s.weights_bytes) / gb:.2f} GB,"
-        f" mem usage={s.weights_bytes / gb:.2f} GB.",
-    ]
+        f" mem usage={s.weights_bytes / gb:.2f} GB."
+    )
     if not s.fits:
         return [*lines, s.message]
     if s.cell.swa_layers:
