@@ -938,3 +938,20 @@ def test_two_gpu_pipeline_compute_buffers() -> None:
     for dev, printed in log["compute_buffers"].items():
         if dev.startswith("CUDA") and not dev.endswith("_Host"):
             assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
+
+
+def test_a_partial_offload_on_the_estimate_says_what_it_leaves_out() -> None:
+    """Where the reserve graph is not walked (here a sliding-window model), a partial offload at a
+    512-token micro-batch says its compute buffer lacks the copies of the CPU layers' inputs."""
+    cfg = _config("simulators/data/models/gemma-2-9b.json")
+    r = llamacpp_startup(cfg, "rtx-4090", n_ctx=8192, n_gpu_layers=20, fit=False)
+    assert r.graph_splits is None and r.verdict == "offloads"
+    assert any("does not hold the copies" in n for n in r.notes)
+    walked = llamacpp_startup(
+        _config("simulators/data/models/llama-3.1-8b.json"),
+        "rtx-4090",
+        n_ctx=8192,
+        n_gpu_layers=20,
+        fit=False,
+    )
+    assert not any("does not hold the copies" in n for n in walked.notes)

@@ -1831,6 +1831,19 @@ def llamacpp_startup(
     else:
         verdict = "fits"
         message = f"all {n_layers_max} layers on the GPU" + ("s" if n_gpus > 1 else "")
+    if (
+        not graph_followed
+        and not is_metal
+        and offloaded < n_layers_max
+        and nu >= CUDA_OFFLOAD_MIN_BATCH
+        and verdict != "will not start"
+    ):
+        notes.append(
+            "compute buffer: an estimate that does not hold the copies a CPU layer's ops make on the GPU"
+            f" at a {nu}-token micro-batch (its K/V views, the KQ mask, the output weight when the output"
+            " layer stays on the CPU): the reserve graph is walked for dense llama, qwen2 and qwen3 models"
+            " on one GPU only, so the GPU may need more than shown"
+        )
     tps = None
     if verdict != "will not start":
         host_row = _host_row(host)
