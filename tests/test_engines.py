@@ -1405,3 +1405,29 @@ def test_sparse_attention_top_k_buffer_counts_in_the_weights():
     assert big.weights_bytes - small.weights_bytes == pytest.approx(48 * MiB)
     v3 = vllm_startup(_preset("deepseek-v3").config, "h200-sxm", tp=8, max_model_len=8192)
     assert "sparse_topk_buffer" not in v3.weights_parts
+
+
+def test_fp8_checkpoint_below_sm89_is_kept_as_marlin_with_16_bit_group_scales():
+    """vLLM 0.19 runs an FP8 checkpoint through Marlin on a GPU of compute capability 7.5 to 8.9
+    (kernels/linear/scaled_mm/marlin.py:36-56): the fp8 weight is repacked at its own size and
+    the scales become one model-dtype scale per 128 weights along K (marlin_utils_fp8.py:139-183,
+    266-303), in place of one fp32 scale per 128x128 block. Qwen3-Coder-30B-A3B-FP8 on an A100
+    (8.0) therefore holds 2/128 - 4/16,384 bytes more per quantized weight than on an H100 (9.0);
+    on a V100 (7.0) vLLM has no FP8 kernel and the ledger refuses, naming 7.5."""
+    v = engines.vllm
+    config = json.loads((CONFIGS / "qwen--qwen3-coder-30b-a3b-instruct-fp8.json").read_text(encoding="utf-8"))
+    a100 = vllm_startup(config, "a100-80gb-sxm", max_model_len=8192)
+    h100 = vllm_startup(config, "h100-sxm", max_model_len=8192)
+    assert "Marlin" in a100.weights_label and "Marlin" not in h100.weights_label
+    p = ModelSpec.from_hf_config(config).param_breakdown()
+    quantized = p.attention + p.mlp + p.routed_experts
+    assert a100.weights_bytes - h100.weights_bytes == pytest.approx(
+        quantized * (2 / 128 - 4 / 128**2), rel=1e-6
+    )
+    assert v.fp8_runs_on_marlin(engines.resolve_gpu("rtx-3090")) is True  # 8.6
+    assert v.fp8_runs_on_marlin(engines.resolve_gpu("l40s")) is False  # 8.9: native FP8
+    with pytest.raises(EngineError, match=r"below 7\.5"):
+        vllm_startup(config, "v100-32gb-sxm2", max_model_len=8192, total_bytes=32 * GiB)
+    # a 16-bit checkpoint on the same A100 is untouched
+    bf16 = {k: val for k, val in config.items() if k != "quantization_config"}
+    assert vllm_startup(bf16, "a100-80gb-sxm", max_model_len=8192).weights_label == "BF16"

@@ -29,10 +29,13 @@ Pure Python: no torch, no vLLM. Sizes in bytes; GiB = 2^30 bytes, as vLLM prints
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from simulators.engines import allocator as _allocator
@@ -264,6 +267,88 @@ def weight_layout(
         )
     label = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}[resolved]
     return WeightLayout(label, resolved, "none", 0.0)
+
+
+_ARCH_CSV = Path(__file__).resolve().parent.parent / "data" / "gpu_architecture.csv"
+
+
+@lru_cache(maxsize=1)
+def _compute_capabilities() -> dict[str, float]:
+    with _ARCH_CSV.open(encoding="utf-8", newline="") as handle:
+        return {
+            row["id"]: float(row["value"])
+            for row in csv.DictReader(handle)
+            if row["fact"] == "compute_capability"
+        }
+
+
+def compute_capability(accel: Accelerator) -> float | None:
+    """The GPU's CUDA compute capability from the catalog (gpu_architecture.csv, each row sourced),
+    or None where the catalog has none."""
+    return _compute_capabilities().get(accel.id)
+
+
+def fp8_runs_on_marlin(accel: Accelerator) -> bool:
+    """Whether vLLM 0.19 runs an FP8 checkpoint through the weight-only Marlin kernels on this GPU.
+
+    vllm/model_executor/kernels/linear/scaled_mm/marlin.py:36-56 (0.19.0): Marlin is the first
+    FP8 linear kernel tried on CUDA (kernels/linear/__init__.py:108-115) and takes every GPU of
+    compute capability 7.5 to below 8.9 (no FP8 tensor cores); the MoE layers choose their
+    "MARLIN Fp8 MoE backend" on the same GPUs (fused_moe/oracle/fp8.py). Below 7.5 vLLM has no
+    FP8 kernel at all, and the checkpoint is refused. Where the catalog gives no compute
+    capability, an NVIDIA GPU the catalog marks without FP8 (``unsupported_dtypes``) is taken as
+    below 8.9; an AMD GPU never uses Marlin (CUDA only)."""
+    if accel.vendor != "NVIDIA":
+        return False
+    cc = compute_capability(accel)
+    if cc is None:
+        return "fp8" in accel.unsupported_dtypes
+    if cc < 7.5:
+        raise EngineError(
+            f"{accel.name} (compute capability {cc:g}): vLLM has no FP8 kernel below 7.5"
+            " (marlin_utils_fp8.py:24 is_fp8_marlin_supported); choose a 16-bit checkpoint"
+        )
+    return cc < 8.9
+
+
+def marlin_fp8_layout(layout: WeightLayout, config: Mapping[str, Any] | None) -> WeightLayout:
+    """An FP8 checkpoint (``quant_method: fp8``, 128×128 blocks or per-tensor) as vLLM 0.19 keeps
+    it on a GPU without FP8 (``fp8_runs_on_marlin``).
+
+    utils/marlin_utils_fp8.py (0.19.0): the weight is repacked for Marlin at the same size
+    (``pack_fp8_to_int32`` + ``gptq_marlin_repack``, 4 fp8 values an int32, no padding:
+    :123-134, :241-262) and replaces the loaded one, so only the scales change. They are cast to
+    the model dtype (``layer.orig_dtype``, :139-141 and :269) and expanded to one scale per output
+    column: a block checkpoint's (K/128, N/128) fp32 ``weight_scale_inv`` is repeated 128 times
+    along N (:174-183; experts :295-303) and becomes one 16-bit scale per 128 weights along K,
+    the group size Marlin reads (``group_size = weight_block_size[1]``, :143 and :266); a
+    per-tensor scale is repeated to every output column (:147-169; experts :278-290): one 16-bit
+    scale per row of K weights, taken here with K = hidden size (a down projection's longer rows
+    make it smaller still; either way under 0.1 % of the weights). The fp32 block scales are
+    replaced, not kept. The Marlin workspaces (one int32 per SM per layer, :118, :236) are left
+    out: a few KiB."""
+    if layout.method != "fp8" or layout.quantized != "linear":
+        return layout
+    qc = (config or {}).get("quantization_config") or _text_config(config or {}).get("quantization_config")
+    block = (qc or {}).get("weight_block_size") if isinstance(qc, Mapping) else None
+    scale_bits = layout.dtype_bytes * 8
+    if block:
+        group = int(block[1])
+        bits = 8 + scale_bits / group
+        label = f"FP8 weights ({block[0]}×{block[1]} blocks), Marlin: a {scale_bits}-bit scale per {group}"
+    else:
+        hidden = int(_text_config(config or {}).get("hidden_size") or 0)
+        bits = 8 + (scale_bits / hidden if hidden else 0.0)
+        label = f"FP8 weights (per-tensor scale), Marlin: a {scale_bits}-bit scale per output column"
+    return WeightLayout(
+        label,
+        layout.dtype,
+        "linear",
+        bits,
+        layout.method,
+        "no FP8 tensor cores: vLLM runs the fp8 weights through Marlin (weight-only), its scales"
+        " expanded to the model dtype",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2119,6 +2204,8 @@ def vllm_startup(
     if kv_cache_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"):
         raise EngineError(f"kv_cache_dtype {kv_cache_dtype!r} is not modelled")
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
+    if layout.method == "fp8" and layout.quantized == "linear" and fp8_runs_on_marlin(accel):
+        layout = marlin_fp8_layout(layout, config)
     total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
     total_source = "given" if total_bytes else reported_memory_source(accel)
     rule = None if total_bytes else device_total(accel)
