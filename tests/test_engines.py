@@ -1431,3 +1431,29 @@ def test_fp8_checkpoint_below_sm89_is_kept_as_marlin_with_16_bit_group_scales():
     # a 16-bit checkpoint on the same A100 is untouched
     bf16 = {k: val for k, val in config.items() if k != "quantization_config"}
     assert vllm_startup(bf16, "a100-80gb-sxm", max_model_len=8192).weights_label == "BF16"
+
+
+@pytest.mark.parametrize(
+    ("run", "engine"),
+    [("modelmerging-qwen3-0-6b-tp1-6336", "V1"), ("mapcoder-llama-3-1-8b-instruct-tp2-131072", "V0")],
+)
+def test_a_log_before_019_is_refused_naming_the_engine_it_ran(run, engine):
+    """vLLM 0.8-0.10 shipped V0 and V1 side by side: V1's core.py prints 'Initializing a V1 LLM
+    engine (v0.9.2)', V0 'Initializing an LLM engine (v0.6.4.post1)'. The refusal names the engine
+    the log shows, not V0 for every version below 0.10."""
+    row = next(r for r in STARTUPS if r["id"] == run)
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    assert parsed["engine_generation"] == engine
+    version = engines.log_settings(parsed)["version"]
+    assert version == f"{row['vllm_version']} ({engine} engine)"
+    with pytest.raises(EngineError) as refused:
+        engines.vllm_family(version)
+    said = str(refused.value)
+    if engine == "V1":
+        assert "V1 engine before 0.19" in said and "V0" not in said
+    else:
+        assert "V0 engine's ledger" in said and "V1" not in said
+    assert said in engines.log_mismatches(parsed, {"version": "0.19"})[0]
+    # a version alone (no log) below 0.10 does not claim which engine ran
+    with pytest.raises(EngineError, match="says which engine ran"):
+        engines.vllm_family("0.9.2")

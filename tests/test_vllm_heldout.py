@@ -49,7 +49,6 @@ def _settings(row: dict) -> dict:
     parsed = _measured(row)
     settings = engines.log_settings(parsed)
     settings.update(row.get("cli_settings") or {})
-    settings.pop("version", None)
     if row.get("total_memory_gib"):
         settings["total_bytes"] = row["total_memory_gib"] * GiB
     settings["tp"] = settings.get("tp") or row.get("tp") or 1
@@ -65,7 +64,11 @@ def _config(row: dict) -> dict:
 
 def _predict(row: dict) -> engines.VllmStartup:
     config = _config(row)
-    return vllm_startup(config, row["gpu"], version=row.get("vllm_version") or "0.19", **_settings(row))
+    settings = _settings(
+        row
+    )  # the version as the log printed it (with its engine before 0.19), else the row's
+    version = settings.pop("version", None) or row.get("vllm_version") or "0.19"
+    return vllm_startup(config, row["gpu"], version=version, **settings)
 
 
 def _off(predicted: float, measured: float) -> float:

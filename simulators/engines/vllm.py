@@ -2706,7 +2706,13 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
             " 'GPU KV cache size'. Paste the lines from the engine's start-up (DEBUG lines help)."
         )
     found["ranks"] = max(seen.get("kv_bytes", 0), seen.get("kv_tokens", 0), 1)
+    engine_line = _ENGINE_LINE.search(text)
+    if engine_line:  # "Initializing a V1 LLM engine (v0.9.2)"; V0 prints "an LLM engine" or "a V0 LLM engine"
+        found["engine_generation"] = engine_line.group(1) or "V0"
     return found
+
+
+_ENGINE_LINE = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine \(v")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2742,9 +2748,10 @@ def _version_tuple(version: str) -> tuple[int, int] | None:
 
 def vllm_family(version: str) -> str:
     """The modelled ledger a vLLM version follows ("0.19" or "0.21+"), or ``EngineError`` with the
-    reason: V0 (0.6-0.9) profiles and sizes differently (its own worker.py), and V1 of 0.10-0.18
-    differs in the sampler warm-up, scheduler defaults and hybrid block sizing that this module
-    follows only as 0.19 has them."""
+    reason: V0 (0.6-0.10) profiles and sizes differently (its own worker.py), and V1 before 0.19
+    (0.8-0.18) differs in the sampler warm-up, scheduler defaults and hybrid block sizing that this
+    module follows only as 0.19 has them. A version carrying its engine, as ``log_settings`` gives
+    it for a log before 0.19 ("0.9.2 (V1 engine)"), is refused naming that engine."""
     if version in VLLM_FAMILIES:
         return version
     parsed = _version_tuple(version)
@@ -2753,13 +2760,27 @@ def vllm_family(version: str) -> str:
     for first, last, family, _ in VLLM_LEDGERS:
         if parsed >= first and (last is None or parsed <= last):
             return family
-    if parsed < (0, 10):
-        reason = "the V0 engine's ledger (vllm/worker/worker.py) is not modelled"
-    else:
+    engine = re.search(r"\((V[01]) engine\)", str(version))
+    v1_before = (
+        "V1 before 0.19 differs in its sampler warm-up, batch defaults and hybrid block sizing,"
+        " which this ledger follows only as 0.19 has them"
+    )
+    v0 = "the V0 engine's ledger (vllm/worker/worker.py) is not modelled"
+    if engine and engine.group(1) == "V0":
+        reason = v0
+    elif engine:  # the log shows the V1 engine (vllm/v1/engine/core.py's "Initializing a V1 LLM engine")
         reason = (
-            "V1 before 0.19 differs in its sampler warm-up, batch defaults and hybrid block sizing,"
-            " which this ledger follows only as 0.19 has them"
+            "the V1 engine before 0.19 (0.8-0.18; this log's is"
+            f" {parsed[0]}.{parsed[1]}) is not modelled: it differs in its sampler warm-up, batch"
+            " defaults and hybrid block sizing, which this ledger follows only as 0.19 has them"
         )
+    elif parsed < (0, 10):
+        reason = (
+            "the V0 engine's ledger (vllm/worker/worker.py) and V1's before 0.19 are not modelled"
+            " (a log's 'Initializing a V1 LLM engine' line says which engine ran)"
+        )
+    else:
+        reason = v1_before
     raise EngineError(f"vLLM {version}: {reason}; modelled: 0.19-0.20 and 0.21 onwards")
 
 
@@ -2794,7 +2815,11 @@ def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
     if kv:
         out["kv_cache_dtype"] = kv
     if parsed.get("version"):
-        out["version"] = parsed["version"]
+        out["version"] = str(parsed["version"])
+        before = _version_tuple(out["version"])
+        if parsed.get("engine_generation") and before is not None and before < (0, 19):
+            # before 0.19 (0.8-0.10) V0 and V1 lived side by side: the refusal names the one that ran
+            out["version"] += f" ({parsed['engine_generation']} engine)"
     return out
 
 

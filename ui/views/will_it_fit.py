@@ -1275,7 +1275,8 @@ def _version_words(parsed: dict[str, Any]) -> str:
         try:
             from simulators.engines.vllm import vllm_family
 
-            family = vllm_family(str(version))
+            # the version with its engine before 0.19 ("0.9.2 (V1 engine)"), as log_settings gives it
+            family = vllm_family(str(engines.log_settings(parsed).get("version") or version))
         except ImportError:
             family = "0.19" if str(version).startswith(("0.19", "0.20")) else ""
         except engines.EngineError as exc:
