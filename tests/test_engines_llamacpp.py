@@ -28,6 +28,7 @@ from simulators.engines.llamacpp import (
     preset_of,
     quant_types,
     reserve_compute_buffers,
+    reserve_graph_buffers,
     type_counts,
 )
 
@@ -320,6 +321,8 @@ def _inputs(rec: dict) -> tuple[dict, dict, str, dict]:
     gpu = s.pop("gpu", "rtx-4090")
     if "build" not in s and "build_number" in log:
         s["build"] = log["build_number"]  # the log's own build picks its rules (PR #14990, #18148)
+    if log.get("legacy_context"):
+        s["legacy_graph"] = True  # it prints llama_new_context_with_model: the older reserve graph
     return log, cfg, gpu, s
 
 
@@ -906,11 +909,12 @@ def test_parser_reads_splits_fit_projection_and_a_named_devices_free_memory() ->
 
 
 def test_reserve_graph_is_followed_only_where_its_graph_is_built() -> None:
-    """MoE, sliding-window and fused-QKV models, two GPUs, Metal and Ollama keep the estimates
-    (graph_splits None); a dense llama on one GPU walks the graph."""
+    """MoE, sliding-window and fused-QKV models, Metal and Ollama keep the estimates
+    (graph_splits None); a dense llama on one GPU or two walks the graph."""
     cfg = _config("simulators/data/models/llama-3.1-8b.json")
     assert llamacpp_startup(cfg, "rtx-4090", n_ctx=8192).graph_splits == 2
-    assert llamacpp_startup(cfg, "rtx-3090", n_ctx=8192, n_gpus=2, fit=False).graph_splits is None
+    # two GPUs: the CPU's token rows, CUDA0's layers, CUDA1's layers and the output
+    assert llamacpp_startup(cfg, "rtx-3090", n_ctx=8192, n_gpus=2, fit=False).graph_splits == 3
     assert llamacpp_startup(cfg, "m4-max", n_ctx=8192, total_bytes=96 * 2**30).graph_splits is None
     assert ollama_startup(cfg, "rtx-4090").graph_splits is None
     for path in (
@@ -924,20 +928,66 @@ def test_reserve_graph_is_followed_only_where_its_graph_is_built() -> None:
             reserve_compute_buffers(model_hparams(other), [], [True], n_ubatch=512, n_kv=4096)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Two GPUs (Qwen2.5-32B shapes, -ts 41,24, q8_0 KV at 32,768 cells, a build that prints"
-    " llama_new_context_with_model): CUDA0 233.00 and CUDA1 237.51 MiB printed against 182 and 307 MiB"
-    " estimated (-22 %, +29 %). With every layer on two GPUs llama.cpp runs them as a pipeline"
-    " (ggml-backend.cpp: n_copies > 1, each split input held in copies that are never freed), which"
-    " reserve_compute_buffers does not walk (one GPU only), on a graph older than the pinned one",
-)
 def test_two_gpu_pipeline_compute_buffers() -> None:
+    """llama.cpp#11200: Qwen2.5-32B shapes on two RTX 3090s (-ts 41,24, q8_0 KV over 32,768 cells,
+    a 256-token micro-batch), every layer offloaded, so llama-context.cpp enables pipeline
+    parallelism (n_copies=4). Each split input (CUDA0: the token rows and the f32 KQ mask; CUDA1:
+    the hidden state after layer 40 and the f16 mask; both: positions) is held four times, as is
+    each graph input in the host buffer, and none is freed. The older graph that build prints
+    (llama_new_context_with_model) gives every buffer as printed."""
     log, r = _predict(_row("llamacpp-11200-qwen25-32b-q8_0-kv-two-gpus"))
+    assert log["n_copies"] == r.n_copies == 4 and log["legacy_context"]
     devs = _devices(r)
-    for dev, printed in log["compute_buffers"].items():
-        if dev.startswith("CUDA") and not dev.endswith("_Host"):
-            assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
+    printed = log["compute_buffers"]  # 233.00, 237.51 and 133.01 MiB, printed to 0.01 MiB
+    for dev, name in (("CUDA0", "CUDA0"), ("CUDA1", "CUDA1"), ("CUDA_Host", "CPU")):
+        assert devs[name].compute_bytes == pytest.approx(printed[dev], abs=0.005 * MiB), dev
+    assert r.graph_splits == 3
+    term = next(t for t in r.ledger(1).terms if t.key == "activations")
+    assert "n_copies=4" in term.cause
+    # the pinned build's graph: the fused swiglu (GLU, not in place) adds one n_ff x n_ubatch f32
+    # tensor at CUDA0's feed-forward peak (27648 x 256 x 4 B = 27 MiB), and the set_rows indices
+    # (k_idxs, v_idxs: 8 B a token each) four copies each; CUDA1's peak is the logits
+    _, cfg, gpu, s = _inputs(_row("llamacpp-11200-qwen25-32b-q8_0-kv-two-gpus"))
+    pinned = _devices(llamacpp_startup(cfg, gpu, fit=False, **dict(s, legacy_graph=False)))
+    extra = pinned["CUDA0"].compute_bytes - devs["CUDA0"].compute_bytes
+    assert extra == 27648 * 256 * 4 + 4 * 2 * 8 * 256
+    assert pinned["CUDA1"].compute_bytes == pytest.approx(devs["CUDA1"].compute_bytes, abs=0.05 * MiB)
+    # without the pipeline (one copy, freed after use) the same walk gives far less on CUDA0
+    partial = llamacpp_startup(cfg, gpu, fit=False, **dict(s, n_gpu_layers=64))
+    assert partial.n_copies == 1
+    # n_ubatch 512 is excluded by CUDA0 alone: four f32 mask copies are 256 MiB
+    at512 = _devices(llamacpp_startup(cfg, gpu, fit=False, **dict(s, n_ubatch=512)))
+    assert at512["CUDA0"].compute_bytes > 4 * 32768 * 512 * 4 > printed["CUDA0"]
+
+
+def test_pipeline_only_when_every_layer_is_on_several_gpus() -> None:
+    """src/llama-context.cpp: pipeline parallelism needs more than one device, -ngl above n_layer
+    and no tensor overrides; otherwise the scheduler keeps one copy of each input (n_copies=1)."""
+    cfg = _config("simulators/data/models/llama-3.1-8b.json")
+    full = llamacpp_startup(cfg, "rtx-3090", n_ctx=8192, n_gpus=2, fit=False)
+    one_gpu = llamacpp_startup(cfg, "rtx-3090", n_ctx=8192, fit=False)
+    partial = llamacpp_startup(cfg, "rtx-3090", n_ctx=8192, n_gpus=2, n_gpu_layers=32, fit=False)
+    assert (full.n_copies, one_gpu.n_copies, partial.n_copies) == (4, 1, 1)
+    # the held copies cost memory: CUDA0 keeps four f32 KQ masks (8192 x 512 x 4 B each)
+    hp = model_hparams(cfg)
+    layers = [0] * 16 + [1] * 17
+    gpus1, host1, _ = reserve_graph_buffers(hp, full.tensors, layers, 2, n_ubatch=512, n_kv=8192)
+    gpus4, host4, _ = reserve_graph_buffers(hp, full.tensors, layers, 2, n_ubatch=512, n_kv=8192, n_copies=4)
+    assert gpus4[0] - gpus1[0] >= 3 * 8192 * 512 * 4
+    assert host4 - host1 >= 3 * 8192 * 512 * 4  # the graph inputs' copies in CUDA_Host
+    assert full.gpu_devices[0].compute_bytes == gpus4[0]
+    with pytest.raises(EngineError, match="layer_devices"):
+        reserve_graph_buffers(hp, full.tensors, [0] * 32 + [1], 1, n_ubatch=512, n_kv=8192)  # no CUDA1
+
+
+def test_older_graph_reproduces_a_2024_single_gpu_log() -> None:
+    """llama.cpp#7450's 2024 build (Mistral 7B, no flash attention, 32k cells) prints
+    llama_new_context_with_model; its graph stores V by ggml_cpy into the transposed cache (no
+    per-element v_idxs input, 8 B x 1024 x 512 = 4 MiB) and both buffers come out as printed."""
+    log, r = _predict(_row("llamacpp-7450-mistral-7b-32k-no-fa"))
+    devs = _devices(r)
+    assert devs["CUDA0"].compute_bytes == pytest.approx(log["compute_buffers"]["CUDA0"], abs=0.005 * MiB)
+    assert devs["CPU"].compute_bytes == pytest.approx(log["compute_buffers"]["CUDA_Host"], abs=0.005 * MiB)
 
 
 def test_a_partial_offload_on_the_estimate_says_what_it_leaves_out() -> None:

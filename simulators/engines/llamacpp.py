@@ -57,7 +57,8 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
 - Hybrids (``hybrid_cache``): Qwen3-Next / Qwen3.5 keep KV on their full-attention layers only
   and one recurrent state per sequence (``src/llama-memory-hybrid.cpp``,
   ``src/llama-memory-recurrent.cpp``, ``src/llama-hparams.cpp``); their weights are not sized.
-- Compute buffer per device. For a dense llama, qwen2 or qwen3 model on one GPU (``reserve_compute_buffers``)
+- Compute buffer per device. For a dense llama, qwen2 or qwen3 model on one GPU or several in
+  layer-split mode (``reserve_graph_buffers``; ``reserve_compute_buffers`` for one GPU)
   the reserve graph is walked as the build does it: ``src/llama-context.cpp: graph_reserve`` (one
   micro-batch of ``n_ubatch`` tokens, all outputs), the graph of ``src/models/llama.cpp`` and
   ``src/llama-graph.cpp``, ``ggml-backend.cpp: ggml_backend_sched_split_graph`` (at 32 tokens or
@@ -66,13 +67,24 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   every cell) and ``ggml-alloc.c: ggml_gallocr_alloc_graph_impl`` / ``ggml_dyn_tallocr_alloc``
   (best-fit placement, freed space reused; the buffer is the high-water mark). Checked against
   six logs of three builds: 300.75, 304.00, 422.00 and 699.00 MiB reproduced to the printed
-  figure, 2,098.5 against 2,094.5 MiB on a 2024 build (its V store had no set_rows index of
-  one entry per element, 4 MiB; without it both its buffers come out as printed), --fit's projections
-  (26,973 and 11,602 MiB) and the graph splits (255, 114, 2, 2). The same walk gives the host's
+  figure, --fit's projections (26,973 and 11,602 MiB) and the graph splits (255, 114, 2, 2).
+  A log that prints ``llama_new_context_with_model`` (builds up to early 2025) is walked on that
+  build's graph (``legacy_graph``; llama.cpp ba1cb19cd as Ollama v0.5.7 vendored it: K/V stored
+  by ggml_cpy with no set_rows indices, silu then mul in place where the pinned build fuses a
+  swiglu that is not): a 2024 build's 2,094.50 and 70.51 MiB come out as printed.
+  Every layer on several GPUs is run as a pipeline (``src/llama-context.cpp``: more than one
+  device, -ngl above n_layer, split mode layer, offload_kqv, no tensor overrides;
+  ``ggml-backend.cpp ggml_backend_sched_new_ext``: n_copies = GGML_SCHED_MAX_COPIES = 4): each
+  layer's ops run on the GPU that holds it, a split starts at the next GPU's first layer, and
+  ``ggml_backend_sched_split_graph`` makes every split input (the hidden state, the KQ mask,
+  positions, indices, output ids) and every graph input n_copies times, flagged input and output
+  so ``ggml-alloc.c`` places them first and never frees them: llama.cpp#11200's two RTX 3090s
+  (Qwen2.5-32B shapes, -ts 41,24, 32,768 q8_0 cells) come out as printed, 233.00 / 237.51 MiB on
+  the GPUs and 133.01 MiB on the host. The same walk gives the host's
   compute buffer (CUDA_Host / ROCm_Host, on the CPU device): 12.01 MiB as printed; -3.8 % and
   -4.9 % on the b7972 logs, one n_embd x n_ubatch f32 input short (later builds always allocate
   an embeddings input, llama.cpp PR #18550; not in the pinned tree). Otherwise (MoE, sliding-window,
-  fused-QKV models, two GPUs, Metal, Ollama's own engine) the largest set of live tensors of
+  fused-QKV models, Metal, Ollama's own engine) the largest set of live tensors of
   that graph, a derived estimate labelled so (0.0 %, -0.4 %, +1.4 % on full offloads); with
   expert tensors in host memory the first GPU also holds the copy of one of them, estimated
   from the largest (five logs on two machines: -7.0 % .. +1.1 %).
@@ -769,6 +781,9 @@ class LlamaCppStartup:
     # the reserve graph's splits when its compute buffers come from walking it
     # (reserve_compute_buffers), None where they are the estimates
     graph_splits: int | None = None
+    # ggml-backend.cpp's n_copies: 4 (GGML_SCHED_MAX_COPIES) under pipeline parallelism (every layer
+    # on several GPUs, llama-context.cpp), 1 otherwise
+    n_copies: int = 1
 
     @property
     def repeating_layers_on_gpu(self) -> int:
@@ -845,6 +860,12 @@ class LlamaCppStartup:
                     "; the CPU layers' ops run here too, their weights and K/V views copied in"
                     if self.offloaded_layers < self.hparams.n_layer + 1
                     else ""
+                )
+                + (
+                    f"; pipeline parallelism (n_copies={self.n_copies}): each input a split copies in"
+                    f" from another device is held {self.n_copies} times, never freed"
+                    if self.n_copies > 1
+                    else ""
                 ),
                 f"{LLAMACPP_SOURCE}: src/llama-context.cpp graph_reserve;"
                 " ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph;"
@@ -920,15 +941,20 @@ def _host_expert_copy_estimate(
 # each op a backend and cuts the graph into splits; ggml-alloc.c ggml_gallocr_alloc_graph_impl then
 # places every tensor of the split graph in its backend's buffer, in graph order, reusing freed
 # space, and the buffer is that allocator's high-water mark. Followed here for the dense blocks of
-# src/models/llama.cpp (and qwen2, the same block with Q/K/V biases) on one GPU; the one-token
-# graph is smaller and is not walked.
+# src/models/llama.cpp (and qwen2, the same block with Q/K/V biases; qwen3, RMS norms on Q and K)
+# on one GPU or several in layer-split mode, with pipeline parallelism where llama-context.cpp
+# enables it; the one-token graph is smaller and is not walked.
 
 _VIEW_OPS = frozenset({"RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE"})  # ggml.h ggml_is_view_op
 # ggml-alloc.c ggml_op_can_inplace: the ops of this graph whose result may take a parent's memory
-_INPLACE_OPS = frozenset({"ADD", "MUL", "ROPE", "RMS_NORM", "SOFT_MAX"})
+_INPLACE_OPS = frozenset({"ADD", "MUL", "ROPE", "RMS_NORM", "SOFT_MAX", "UNARY"})
 # src/models/llama.cpp; qwen2.cpp / qwen2vl.cpp (biases on Q, K, V); qwen3.cpp (RMS norms on Q, K)
 _GRAPH_ARCHS = ("llama", "qwen2", "qwen3")
-_GPU, _CPU = 0, 1  # the scheduler's backends in priority order: the GPU, then the CPU last
+# the scheduler's backends in priority order (llama-context.cpp: the GPUs, then the CPU last):
+# backend i < n_gpus is CUDA<i>; backend n_gpus is the CPU
+_GPU, _CPU = 0, 1  # with one GPU
+# ggml-backend.cpp GGML_SCHED_MAX_COPIES: the copies of each split input under pipeline parallelism
+GGML_SCHED_MAX_COPIES = 4
 
 
 class _GT:
@@ -943,6 +969,7 @@ class _GT:
         "name",
         "nbytes",
         "op",
+        "out",
         "pad",
         "rows",
         "src",
@@ -977,6 +1004,7 @@ class _GT:
         self.layout = layout  # ggml_are_same_layout compares these
         self.backend = -1  # the scheduler's assignment
         self.pad = pad  # bytes the GPU buffer type adds (quantized rows padded to 512)
+        self.out = False  # GGML_TENSOR_FLAG_OUTPUT: never freed, never taken over in place
 
 
 def _graph_order(outputs: Sequence[_GT]) -> tuple[list[_GT], list[_GT]]:
@@ -1004,8 +1032,9 @@ def _graph_order(outputs: Sequence[_GT]) -> tuple[list[_GT], list[_GT]]:
 def _llama_reserve_graph(
     hp: Hparams,
     tensors: Sequence[Tensor],
-    on_gpu: Sequence[bool],
+    layer_backend: Sequence[int],
     *,
+    cpu: int,
     u: int,
     n_kv: int,
     n_stream: int,
@@ -1014,16 +1043,25 @@ def _llama_reserve_graph(
     cache_type_v: str,
     pin_norm: bool,
     is_cuda_buft: bool = True,
+    legacy: bool = False,
 ) -> tuple[list[_GT], list[_GT]]:
-    """The reserve graph of src/models/llama.cpp at ec98e2002 (qwen2: biases on Q, K and V; qwen3:
-    an RMS norm on Q and on K) for
-    ``u`` tokens, all of them outputs; ``on_gpu[il]`` for each block and (index n_layer) the
-    output layer. Tensors as llama-graph.cpp builds them: build_inp_embd (token rows gathered
-    from token_embd on the CPU), build_attn_inp_kv (the KQ mask, f32 n_kv x u, cast to f16 with
-    flash attention; set_rows indices), build_norm, build_attn (Q, V, K expanded, then the K and
-    V stores: llama-kv-cache.cpp cpy_k/cpy_v, set_rows into the cache; get_k/get_v views over
-    every cell), build_attn_mha (flash_attn_ext, or KQ, soft_max and KQV), build_ffn (swiglu of
-    gate and up), the last block's rows picked by inp_out_ids, the output norm and logits."""
+    """The reserve graph of src/models/llama.cpp at ec98e2002 (qwen2: biases on Q, K and V; qwen3: an RMS
+    norm on Q and on K) for ``u`` tokens, all of them outputs; ``layer_backend[il]``: the backend holding
+    each block's weights and KV cache and (index n_layer) the output layer's (a GPU, or ``cpu``). Tensors
+    as llama-graph.cpp builds them: build_inp_embd (token rows gathered from token_embd on the CPU),
+    build_attn_inp_kv (the KQ mask, f32 n_kv x u, cast to f16 with flash attention; set_rows indices),
+    build_norm, build_attn (Q, V, K expanded, then the K and V stores: llama-kv-cache.cpp cpy_k/cpy_v,
+    set_rows into the cache; get_k/get_v views over every cell), build_attn_mha (flash_attn_ext, or KQ,
+    soft_max and KQV), build_ffn (swiglu of gate and up), the last block's rows picked by inp_out_ids, the
+    output norm and logits.
+
+    ``legacy``: the graph of the builds that print ``llama_new_context_with_model`` (llama.cpp
+    ba1cb19cd, the tree Ollama v0.5.7 vendored in llama/llama.cpp, src/llama.cpp build_llama /
+    build_qwen2): llm_build_kv expands Q, K, V, then llm_build_kv_store copies K and V into views
+    of the cache (ggml_cpy: no set_rows, no k_idxs/v_idxs inputs), build_inp_KQ_mask pads the mask
+    to GGML_KQ_MASK_PAD (32) rows, and llm_build_ffn computes silu(gate) then its product with up,
+    each in place (ggml_op_can_inplace: UNARY, MUL), where the pinned build's fused swiglu (GLU,
+    not in place) holds a third n_ff x u tensor beside gate and up."""
     f32 = 4
     e = hp.n_embd
     by_name = {t.name: t for t in tensors}
@@ -1032,14 +1070,14 @@ def _llama_reserve_graph(
     qd = hp.n_head * hp.head_dim_k
     emb = ("f32", e, u)
 
-    def weight(name: str, gpu: bool) -> _GT:
+    def weight(name: str, b: int) -> _GT:
         t = by_name[name]
         pad = 0
-        if is_cuda_buft and t.type in _QUANTIZED and t.shape[0] % CUDA_MATRIX_ROW_PADDING:
+        if is_cuda_buft and b != cpu and t.type in _QUANTIZED and t.shape[0] % CUDA_MATRIX_ROW_PADDING:
             pad = _t(t.type).row_bytes(CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING) * (
                 t.n_elements // t.shape[0]
             )
-        return _GT(name, "NONE", t.nbytes, buf=_GPU if gpu else _CPU, weight=True, pad=pad)
+        return _GT(name, "NONE", t.nbytes, buf=b, weight=True, pad=pad)
 
     def op(
         name: str, kind: str, src: Sequence[_GT], nbytes: int, layout: tuple[Any, ...], rows: int = u
@@ -1052,30 +1090,34 @@ def _llama_reserve_graph(
 
     tokens = _GT("inp_tokens", "NONE", 4 * u, inp=True)
     pos = _GT("inp_pos", "NONE", 4 * u, inp=True)
+    if legacy and hp.arch == "qwen3":
+        raise EngineError("the llama_new_context_with_model builds predate qwen3's graph")
     k_idxs = _GT("k_idxs", "NONE", 8 * u, inp=True)
     # llama-kv-cache.cpp build_input_v_idxs: one index per element when V is transposed (no FA)
     v_idxs = _GT("v_idxs", "NONE", 8 * u * (1 if fa else vd), inp=True)
-    mask = _GT("kq_mask", "NONE", n_kv * u * f32, inp=True)
+    mask_rows = _pad(u, 32) if legacy else u  # GGML_KQ_MASK_PAD in ba1cb19cd; unpadded at ec98e2002
+    mask = _GT("kq_mask", "NONE", n_kv * mask_rows * f32, inp=True)
     out_ids = _GT("inp_out_ids", "NONE", 4 * u, inp=True)
-    mask_cnv = op("kq_mask_f16", "CPY", [mask], n_kv * u * 2, ("f16", n_kv, u)) if fa else mask
+    mask_cnv = (
+        op("kq_mask_f16", "CPY", [mask], n_kv * mask_rows * 2, ("f16", n_kv, mask_rows)) if fa else mask
+    )
     expanded: list[_GT] = []
-    inp_l = op("inp_embd", "GET_ROWS", [weight("token_embd.weight", False), tokens], e * u * f32, emb, rows=0)
+    inp_l = op("inp_embd", "GET_ROWS", [weight("token_embd.weight", cpu), tokens], e * u * f32, emb, rows=0)
     for il in range(hp.n_layer):
-        gpu = on_gpu[il]
-        dev = _GPU if gpu else _CPU
+        dev = layer_backend[il]
         inp_sa = inp_l
         norm = op(f"norm-{il}", "RMS_NORM", [inp_l], e * u * f32, emb)
         if pin_norm:  # llama-context.cpp graph_get_cb: "norm" on its layer's device
             norm.backend = dev
         cur = op(
-            f"attn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.attn_norm.weight", gpu)], e * u * f32, emb
+            f"attn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.attn_norm.weight", dev)], e * u * f32, emb
         )
 
-        def proj(part: str, width: int, x: _GT = cur, il: int = il, gpu: bool = gpu) -> _GT:
+        def proj(part: str, width: int, x: _GT = cur, il: int = il, dev: int = dev) -> _GT:
             y = op(
                 f"{part}cur-{il}",
                 "MUL_MAT",
-                [weight(f"blk.{il}.attn_{part.lower()}.weight", gpu), x],
+                [weight(f"blk.{il}.attn_{part.lower()}.weight", dev), x],
                 width * u * f32,
                 ("f32", width, u),
             )
@@ -1083,7 +1125,7 @@ def _llama_reserve_graph(
                 y = op(
                     f"{part}cur_b-{il}",
                     "ADD",
-                    [y, weight(f"blk.{il}.attn_{part.lower()}.bias", gpu)],
+                    [y, weight(f"blk.{il}.attn_{part.lower()}.bias", dev)],
                     width * u * f32,
                     ("f32", width, u),
                 )
@@ -1105,7 +1147,7 @@ def _llama_reserve_graph(
                 x = op(
                     f"{part}_normed-{il}",
                     "MUL",
-                    [x, weight(f"blk.{il}.attn_{part}_norm.weight", gpu)],
+                    [x, weight(f"blk.{il}.attn_{part}_norm.weight", dev)],
                     x.nbytes,
                     shape,
                 )
@@ -1114,23 +1156,29 @@ def _llama_reserve_graph(
         k = op(f"Krope-{il}", "ROPE", [k3, pos], k.nbytes, ("f32", hp.head_dim_k, hp.n_head_kv, u))
         k_cache = _GT(f"cache_k_l{il}", "NONE", 0, buf=dev)
         v_cache = _GT(f"cache_v_l{il}", "NONE", 0, buf=dev)
-        set_k = _GT(
-            f"set_rows_k-{il}",
-            "SET_ROWS",
-            0,
-            [view(f"k2-{il}", "VIEW", k, k.nbytes), k_idxs],
-            view_src=k_cache,
-            rows=u,
-        )
-        set_v = _GT(
-            f"set_rows_v-{il}",
-            "SET_ROWS",
-            0,
-            [view(f"v2-{il}", "RESHAPE", v3, v.nbytes), v_idxs],
-            view_src=v_cache,
-            rows=u,
-        )
-        expanded += [q, v3, k, set_k, set_v]  # build_attn: "added to the graph together"
+        if legacy:  # llm_build_kv_store: ggml_cpy into a view of the cache (transposed V without FA)
+            v_src = v if fa else view(f"vT-{il}", "TRANSPOSE", v, v.nbytes)
+            set_k = _GT(f"k_cache_view-{il} (copy)", "CPY", 0, [k], view_src=k_cache, rows=u)
+            set_v = _GT(f"v_cache_view-{il} (copy)", "CPY", 0, [v_src], view_src=v_cache, rows=u)
+            expanded += [q, k, v, set_k, set_v]  # llm_build_kv: "added to the graph together"
+        else:
+            set_k = _GT(
+                f"set_rows_k-{il}",
+                "SET_ROWS",
+                0,
+                [view(f"k2-{il}", "VIEW", k, k.nbytes), k_idxs],
+                view_src=k_cache,
+                rows=u,
+            )
+            set_v = _GT(
+                f"set_rows_v-{il}",
+                "SET_ROWS",
+                0,
+                [view(f"v2-{il}", "RESHAPE", v3, v.nbytes), v_idxs],
+                view_src=v_cache,
+                rows=u,
+            )
+            expanded += [q, v3, k, set_k, set_v]  # build_attn: "added to the graph together"
         k_bytes = n_kv * _t(cache_type_k).row_bytes(kvd) * n_stream
         v_bytes = n_kv * _t(cache_type_v).row_bytes(vd) * n_stream
         qp = view(f"qp-{il}", "PERMUTE", view(f"q4-{il}", "VIEW", q, q.nbytes), q.nbytes)
@@ -1157,7 +1205,7 @@ def _llama_reserve_graph(
                 ("f32", hp.head_dim_v * hp.n_head, u),
             )
         cur = op(
-            f"attn_out-{il}", "MUL_MAT", [weight(f"blk.{il}.attn_output.weight", gpu), att], e * u * f32, emb
+            f"attn_out-{il}", "MUL_MAT", [weight(f"blk.{il}.attn_output.weight", dev), att], e * u * f32, emb
         )
         if il == hp.n_layer - 1:
             cur = op(f"out_rows-{il}", "GET_ROWS", [cur, out_ids], e * u * f32, emb, rows=0)
@@ -1166,45 +1214,68 @@ def _llama_reserve_graph(
         norm = op(f"norm-f{il}", "RMS_NORM", [ffn_inp], e * u * f32, emb)
         if pin_norm:
             norm.backend = dev
-        cur = op(f"ffn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.ffn_norm.weight", gpu)], e * u * f32, emb)
+        cur = op(f"ffn_norm-{il}", "MUL", [norm, weight(f"blk.{il}.ffn_norm.weight", dev)], e * u * f32, emb)
         ff = ("f32", hp.n_ff, u)
         up = op(
-            f"ffn_up-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_up.weight", gpu), cur], hp.n_ff * u * f32, ff
+            f"ffn_up-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_up.weight", dev), cur], hp.n_ff * u * f32, ff
         )
         gate = op(
             f"ffn_gate-{il}",
             "MUL_MAT",
-            [weight(f"blk.{il}.ffn_gate.weight", gpu), cur],
+            [weight(f"blk.{il}.ffn_gate.weight", dev), cur],
             hp.n_ff * u * f32,
             ff,
         )
-        glu = op(f"ffn_swiglu-{il}", "GLU", [gate, up], hp.n_ff * u * f32, ff)
+        if legacy:  # llm_build_ffn LLM_FFN_SILU, LLM_FFN_PAR: silu(gate) * up
+            silu = op(f"ffn_silu-{il}", "UNARY", [gate], hp.n_ff * u * f32, ff)
+            glu = op(f"ffn_gate_par-{il}", "MUL", [silu, up], hp.n_ff * u * f32, ff)
+        else:
+            glu = op(f"ffn_swiglu-{il}", "GLU", [gate, up], hp.n_ff * u * f32, ff)
         down = op(
-            f"ffn_down-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_down.weight", gpu), glu], e * u * f32, emb
+            f"ffn_down-{il}", "MUL_MAT", [weight(f"blk.{il}.ffn_down.weight", dev), glu], e * u * f32, emb
         )
         inp_l = op(f"l_out-{il}", "ADD", [down, ffn_inp], e * u * f32, emb)
-    out_gpu = on_gpu[hp.n_layer]
+    out_b = layer_backend[hp.n_layer]
     norm = op("norm", "RMS_NORM", [inp_l], e * u * f32, emb)
-    cur = op("result_norm", "MUL", [norm, weight("output_norm.weight", out_gpu)], e * u * f32, emb)
-    out_w = weight("token_embd.weight" if hp.tied else "output.weight", out_gpu)  # tied: duplicated
+    cur = op("result_norm", "MUL", [norm, weight("output_norm.weight", out_b)], e * u * f32, emb)
+    out_w = weight("token_embd.weight" if hp.tied else "output.weight", out_b)  # tied: duplicated
     logits = op("result_output", "MUL_MAT", [out_w, cur], hp.n_vocab * u * f32, ("f32", hp.n_vocab, u))
     return _graph_order([*expanded, logits])
 
 
-def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) -> tuple[list[_GT], int]:
-    """ggml-backend.cpp ggml_backend_sched_split_graph (ec98e2002) for one GPU and the CPU.
+def _sched_split(
+    nodes: list[_GT],
+    leafs: list[_GT],
+    op_offload: bool = True,
+    *,
+    n_backends: int = 2,
+    n_copies: int = 1,
+) -> tuple[list[_GT], list[_GT], int]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph (ec98e2002) for the GPUs (backends 0 ..
+    n_backends - 2, in priority order) and the CPU (the last backend).
 
-    Pass 1: an op takes its pre-allocated destination's backend (a KV store, a cache view), a
-    graph input the CPU, an op on a weight the weight's backend, except that a weight in host
-    memory hands its op to the GPU when the GPU's offload_op accepts it (ggml-cuda.cu
-    ggml_backend_cuda_device_offload_op: get_op_batch_size >= 32; GET_ROWS never): at a
-    micro-batch of 32 or more every op of a CPU layer runs on the GPU, its weights copied there.
-    Passes 2-4 spread the GPU (then any backend) up and down to unassigned ops. Pass 5 cuts a split
-    at each change of backend and at each weight from another backend ("the memory of the
-    previously offloaded weights can be reused"); a source from another backend is copied into
-    the split's backend once per (source, backend) and the copy replaces it. The graph the
-    allocator then walks puts, at the start of each split, each input's dependency and its copy.
-    Returns that sequence (each tensor with its backend set) and the number of splits."""
+    Pass 1: an op takes its pre-allocated destination's backend (a KV store, a cache view: the
+    backend of the GPU holding that layer), a graph input the CPU, an op on a weight the weight's
+    backend, except that a weight in host memory hands its op to the first GPU when that GPU's
+    offload_op accepts it (ggml-cuda.cu ggml_backend_cuda_device_offload_op: get_op_batch_size >=
+    32; GET_ROWS never): at a micro-batch of 32 or more every op of a CPU layer runs on CUDA0,
+    its weights copied there. Passes 2-4 spread each GPU (then any backend) up and down to
+    unassigned ops; an op left over takes the backend that holds most of its sources. Pass 5 cuts
+    a split at each change of backend and at each weight from another backend ("the memory of
+    the previously offloaded weights can be reused"); a source from another backend (a GPU
+    cannot read another GPU's or the host's buffer: ggml_backend_cuda_device_supports_buft) is
+    copied into the split's backend once per (source, backend) and the copy replaces it.
+
+    With ``n_copies`` > 1 (pipeline parallelism) every such copy is made ``n_copies`` times and
+    each copy is flagged input and output, and each graph input (tokens, positions, the KQ mask,
+    the KV indices, the output ids) gets ``n_copies`` copies on its own backend, flagged the
+    same; all of them go into the graph's leafs, ahead of its own, so that ggml-alloc.c places
+    them first and never frees them.
+
+    Returns the leafs in the order the allocator takes them, the sequence of nodes it walks (at
+    the start of each split, each input's dependency and its current copy), each tensor with its
+    backend set, and the number of splits."""
+    cpu = n_backends - 1
 
     def buf_of(t: _GT) -> int | None:
         if t.buf is not None:
@@ -1216,11 +1287,11 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
         if b is not None:
             return b
         if t.inp:
-            return _CPU
+            return cpu
         for s in t.src:
             if t.op != "ROPE" and s.weight:
-                if op_offload and s.buf == _CPU and t.op != "GET_ROWS" and t.rows >= 32:
-                    return _GPU
+                if op_offload and s.buf == cpu and cpu > 0 and t.op != "GET_ROWS" and t.rows >= 32:
+                    return 0  # the highest-priority GPU whose offload_op wants it
                 return s.buf if s.buf is not None else -1
         return -1
 
@@ -1232,7 +1303,7 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
         cur = -1
         for t in seq:
             if t.backend != -1:
-                cur = -1 if (gpu_only and t.backend == _CPU) else t.backend
+                cur = -1 if (gpu_only and t.backend == cpu) else t.backend
             elif cur != -1:
                 t.backend = cur
 
@@ -1246,8 +1317,8 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
 
     for t in order:  # pass 3: an unassigned op to the backend holding most of its sources
         if t.backend == -1:
-            counts = [sum(1 for s in t.src if bid(s) == b) for b in (_GPU, _CPU)]
-            t.backend = _GPU if counts[0] >= counts[1] else _CPU
+            counts = [sum(1 for s in t.src if bid(s) == b) for b in range(n_backends)]
+            t.backend = counts.index(max(counts))  # the first of the best, in priority order
     for t in nodes:  # pass 4: views and sources follow their source or their user
         if t.view_src is not None and t.backend == -1:
             t.backend = bid(t.view_src)
@@ -1255,8 +1326,11 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
             if s.backend == -1:
                 s.backend = bid(s.view_src) if s.view_src is not None else t.backend
         if t.backend == -1:
-            t.backend = _GPU
+            t.backend = 0
     copies: dict[tuple[int, int], _GT] = {}
+    input_leafs: list[_GT] = []  # the graph inputs' copies (n_copies > 1)
+    split_leafs: list[_GT] = []  # the split inputs' copies (n_copies > 1)
+    seen_inputs: set[int] = set()
     out: list[_GT] = []
     split_nodes: list[_GT] = []
     split_inputs: list[_GT] = []
@@ -1266,6 +1340,12 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
     def close() -> None:
         out.extend(split_inputs)
         out.extend(split_nodes)
+
+    def dup(s: _GT, b: int, c: int) -> _GT:
+        d = _GT(f"{s.name}#{b}#{c}", "NONE", s.nbytes, pad=s.pad if b != cpu else 0, inp=n_copies > 1)
+        d.backend = b
+        d.out = n_copies > 1  # "prevent ggml-alloc from overwriting the tensor"
+        return d
 
     for t in nodes:
         if t.op in _VIEW_OPS:
@@ -1279,22 +1359,31 @@ def _sched_split(nodes: list[_GT], leafs: list[_GT], op_offload: bool = True) ->
             cur_b, split_inputs, split_nodes = b, [], []
             n_splits += 1
         for j, s in enumerate(t.src):
+            if s.inp and n_copies > 1 and id(s) not in seen_inputs:
+                # the original is the current copy; the others are new tensors on its backend
+                seen_inputs.add(id(s))
+                s.out = True
+                input_leafs.append(s)
+                input_leafs.extend(dup(s, bid(s), c) for c in range(1, n_copies))
             if bid(s) != cur_b:
                 key = (id(s), cur_b)
                 if key not in copies:
-                    c = _GT(f"{s.name}#{cur_b}", "NONE", s.nbytes, pad=s.pad if cur_b == _GPU else 0)
-                    c.backend = cur_b
-                    copies[key] = c
+                    made = [dup(s, cur_b, c) for c in range(n_copies)]
+                    copies[key] = made[0]
+                    if n_copies > 1:
+                        split_leafs.extend(made)
                     # "add a dependency to the input source so that it is not freed before the copy"
                     dep = _GT(f"{s.name} (view)", "NONE", 0, [s], view_src=s.view_src or s)
                     dep.backend = bid(s)
-                    split_inputs += [dep, c]
+                    split_inputs += [dep, made[0]]
                 t.src[j] = copies[key]
         split_nodes.append(t)
     close()
     for t in out:
         t.backend = bid(t)
-    return out, n_splits
+    for t in leafs:
+        t.backend = bid(t)
+    return [*input_leafs, *split_leafs, *leafs], out, n_splits
 
 
 class _DynAlloc:
@@ -1341,11 +1430,16 @@ class _DynAlloc:
         self.blocks.insert(pos, [addr, size])
 
 
-def _gallocr_sizes(leafs: Sequence[_GT], seq: Sequence[_GT], alignments: Mapping[int, int]) -> dict[int, int]:
-    """ggml-alloc.c ggml_gallocr_alloc_graph_impl (ec98e2002): the graph's inputs first, then each
-    node in order, in place over a parent no one else reads when the op allows it and the layouts
-    match (a view is never taken over: it is not the allocator's own), a tensor freed when its
-    last reader (and every view of it) has run. Each backend's buffer is its high-water mark."""
+def _gallocr_sizes(
+    leafs: Sequence[_GT], seq: Sequence[_GT], alignments: Mapping[int, int], cpu: int = _CPU
+) -> dict[int, int]:
+    """ggml-alloc.c ggml_gallocr_alloc_graph_impl (ec98e2002): the graph's leafs first (under
+    pipeline parallelism the copies of every input come first among them), then each node in
+    order, in place over a parent no one else reads when the op allows it, the layouts match and
+    the parent is not an output (a view is never taken over: it is not the allocator's own), a
+    tensor freed when its last reader (and every view of it) has run, an output never. Each
+    backend's buffer (``alignments``: one per backend; ``cpu`` the host's, whose tensors are not
+    padded) is its high-water mark."""
     allocs = {b: _DynAlloc(a) for b, a in alignments.items()}
     own: dict[int, tuple[int, int, int]] = {}  # id -> (backend, offset, size)
     done: set[int] = set()
@@ -1360,13 +1454,21 @@ def _gallocr_sizes(leafs: Sequence[_GT], seq: Sequence[_GT], alignments: Mapping
         if t.op in _INPLACE_OPS:
             for p in t.src:
                 pk = id(p)
-                if pk in own and p.layout == t.layout and children.get(pk, 0) == 1 and views.get(pk, 0) == 0:
+                if (
+                    pk in own
+                    and not p.out
+                    and p.layout == t.layout
+                    and children.get(pk, 0) == 1
+                    and views.get(pk, 0) == 0
+                ):
                     own[k] = own.pop(pk)
                     return
-        size = t.nbytes + (t.pad if b == _GPU else 0)
+        size = t.nbytes + (t.pad if b != cpu else 0)
         own[k] = (b, allocs[b].alloc(size), size)
 
     def free(t: _GT) -> None:
+        if t.out:  # "graph outputs are never freed"
+            return
         b, addr, size = own.pop(id(t))
         allocs[b].free(addr, size)
 
@@ -1395,6 +1497,66 @@ def _gallocr_sizes(leafs: Sequence[_GT], seq: Sequence[_GT], alignments: Mapping
     return {b: a.max_size for b, a in allocs.items()}
 
 
+def reserve_graph_buffers(
+    hp: Hparams,
+    tensors: Sequence[Tensor],
+    layer_devices: Sequence[int],
+    n_gpus: int = 1,
+    *,
+    n_ubatch: int,
+    n_kv: int,
+    n_stream: int = 1,
+    flash_attn: bool = True,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+    full_offload: bool | None = None,
+    n_copies: int = 1,
+    legacy: bool = False,
+) -> tuple[tuple[int, ...], int, int]:
+    """Each GPU's and the host's compute buffer (bytes) and the graph splits of the reserve graph at
+    ``n_ubatch`` tokens, for a dense llama, qwen2 or qwen3 model over ``n_gpus`` GPUs in layer-split
+    mode (``layer_devices``: each block's GPU, -1 for the CPU, then the output layer's), as the
+    pinned build's scheduler splits it and its allocator places it.
+
+    Each layer's ops run on the GPU that holds its weights and KV cache (the "norm" at a layer's
+    start is pinned there when every layer is offloaded: llama-context.cpp graph_get_cb); a split
+    starts where the next GPU's layers do, and the hidden state, the f16 KQ mask made on CUDA0 and
+    the small inputs (positions, KV indices, output ids) are copied into it. ``n_copies`` > 1 is
+    pipeline parallelism (ggml-backend.cpp ``ggml_backend_sched_new_ext``: ``n_copies = parallel ?
+    GGML_SCHED_MAX_COPIES : 1``): each of those copies is held ``n_copies`` times, and each graph
+    input ``n_copies`` times in the host's buffer, never freed (``ggml_backend_sched_split_graph``).
+    ``legacy``: the graph of the builds that print ``llama_new_context_with_model``
+    (``_llama_reserve_graph``)."""
+    if hp.arch not in _GRAPH_ARCHS or hp.n_expert > 1 or hp.swa_layers:
+        raise EngineError(f"the reserve graph is followed for dense {', '.join(_GRAPH_ARCHS)} models only")
+    if len(layer_devices) != hp.n_layer + 1 or any(not -1 <= d < n_gpus for d in layer_devices):
+        raise EngineError(
+            f"layer_devices: one GPU index (or -1) per block and the output layer ({hp.n_layer + 1})"
+        )
+    if full_offload is None:
+        full_offload = all(d >= 0 for d in layer_devices)
+    cpu = n_gpus
+    u = n_ubatch
+    nodes, leafs = _llama_reserve_graph(
+        hp,
+        tensors,
+        [cpu if d < 0 else d for d in layer_devices],
+        cpu=cpu,
+        u=u,
+        n_kv=n_kv,
+        n_stream=n_stream,
+        fa=flash_attn,
+        cache_type_k=cache_type_k,
+        cache_type_v=cache_type_v,
+        pin_norm=u < 32 or full_offload,
+        legacy=legacy,
+    )
+    leafs, seq, n_splits = _sched_split(nodes, leafs, n_backends=n_gpus + 1, n_copies=n_copies)
+    alignments = {g: CUDA_ALIGNMENT for g in range(n_gpus)} | {cpu: HOST_ALIGNMENT}
+    sizes = _gallocr_sizes(leafs, seq, alignments, cpu)
+    return tuple(sizes[g] for g in range(n_gpus)), sizes[cpu], n_splits
+
+
 def reserve_compute_buffers(
     hp: Hparams,
     tensors: Sequence[Tensor],
@@ -1407,10 +1569,12 @@ def reserve_compute_buffers(
     cache_type_k: str = "f16",
     cache_type_v: str = "f16",
     full_offload: bool | None = None,
+    legacy: bool = False,
 ) -> tuple[int, int, int]:
     """The GPU's and the host's compute buffers (bytes) and the graph splits of the reserve graph
     at ``n_ubatch`` tokens, for a dense llama, qwen2 or qwen3 model on one GPU (``on_gpu``: each block,
-    then the output layer), as the pinned build's scheduler splits it and its allocator places it.
+    then the output layer), as the pinned build's scheduler splits it and its allocator places it
+    (``reserve_graph_buffers`` with one GPU).
 
     This is where a partial offload's GPU buffer comes from: at a micro-batch of 32 or more a
     CPU layer's ops run on the GPU, so the GPU buffer holds, at that layer's attention, copies of
@@ -1418,24 +1582,21 @@ def reserve_compute_buffers(
     its f16 cast (Bielik 11B, 23 CPU layers at 98,304 cells: 192 + 192 + 192 + 96 MiB)."""
     if hp.arch not in _GRAPH_ARCHS or hp.n_expert > 1 or hp.swa_layers:
         raise EngineError(f"the reserve graph is followed for dense {', '.join(_GRAPH_ARCHS)} models only")
-    if full_offload is None:
-        full_offload = all(on_gpu)
-    u = n_ubatch
-    nodes, leafs = _llama_reserve_graph(
+    gpus, host, n_splits = reserve_graph_buffers(
         hp,
         tensors,
-        on_gpu,
-        u=u,
+        [0 if g else -1 for g in on_gpu],
+        1,
+        n_ubatch=n_ubatch,
         n_kv=n_kv,
         n_stream=n_stream,
-        fa=flash_attn,
+        flash_attn=flash_attn,
         cache_type_k=cache_type_k,
         cache_type_v=cache_type_v,
-        pin_norm=u < 32 or full_offload,
+        full_offload=full_offload,
+        legacy=legacy,
     )
-    seq, n_splits = _sched_split(nodes, leafs)
-    sizes = _gallocr_sizes(leafs, seq, {_GPU: CUDA_ALIGNMENT, _CPU: HOST_ALIGNMENT})
-    return sizes[_GPU], sizes[_CPU], n_splits
+    return gpus[0], host, n_splits
 
 
 def _float32(x: float) -> float:
@@ -1470,6 +1631,7 @@ def llamacpp_startup(
     host: str | None = None,
     use_mmap: bool = True,
     build: int | None = None,
+    legacy_graph: bool = False,
 ) -> LlamaCppStartup:
     """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
 
@@ -1489,6 +1651,9 @@ def llamacpp_startup(
     the last k blocks on the GPU and the output layer only when every block is; from b7548
     (llama.cpp PR #18148) the output layer first, then the last k - 1 blocks; a partial
     offload on a build in between is refused.
+    ``legacy_graph``: the log prints ``llama_new_context_with_model`` (an early-2025 or older
+    build); where the reserve graph is walked it is that build's (``_llama_reserve_graph``: FFN
+    as silu then mul in place, K/V stored by ggml_cpy, the mask padded to 32 rows).
     """
     acc = resolve_gpu(gpu)
     hp = model_hparams(config)
@@ -1611,12 +1776,12 @@ def llamacpp_startup(
             f" quantized caches on sliding-window models are modelled up to b{PR21277_BEFORE_BUILD}"
         )
 
-    # the reserve graph is walked (reserve_compute_buffers) for a dense llama/qwen2/qwen3 model on one
-    # GPU with no -ot; otherwise the compute buffers are the estimates below. Not for Ollama: its
-    # own engine builds its own graph (model/models/*/model.go), which is not the one walked here
+    # the reserve graph is walked (reserve_graph_buffers) for a dense llama/qwen2/qwen3 model on one
+    # GPU or several in layer-split mode, with no -ot; otherwise the compute buffers are the
+    # estimates below. Not for Ollama: its own engine builds its own graph
+    # (model/models/*/model.go), which is not the one walked here
     graph_followed = (
         engine == "llama.cpp"
-        and n_gpus == 1
         and not is_metal
         and hp.arch in _GRAPH_ARCHS
         and hp.n_expert <= 1
@@ -1624,6 +1789,7 @@ def llamacpp_startup(
         and not override_tensors
     )
     last_splits: dict[str, int | None] = {"n": None}  # of the last placement built with its buffers
+    last_copies: dict[str, int] = {"n": 1}  # the scheduler's n_copies for that placement
 
     def build(ngl: int, with_compute: bool = True) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
@@ -1743,13 +1909,20 @@ def llamacpp_startup(
         full = all(dev_of(il) >= 0 for il in range(n_layer + 1))
         devs = []
         host_experts = [tensors[i] for i in cpu_idx if tensors[i].is_expert]
-        graph_gpu = None
+        graph_gpu: tuple[int, ...] | None = None
         graph_host = 0.0  # the host's compute buffer (printed as CUDA_Host / ROCm_Host), when walked
         if graph_followed and with_compute:
-            graph_gpu, graph_host, last_splits["n"] = reserve_compute_buffers(
+            # src/llama-context.cpp llama_context: pipeline parallelism when there is more than one
+            # device, -ngl above n_layer (every layer offloaded), split mode layer (the only one
+            # modelled), offload_kqv (on) and no tensor overrides; CUDA and ROCm devices have the
+            # async compute and events it also requires
+            pipeline = n_gpus > 1 and ngl_eff > n_layer and not override_tensors and not n_cpu_moe
+            last_copies["n"] = GGML_SCHED_MAX_COPIES if pipeline else 1
+            graph_gpu, graph_host, last_splits["n"] = reserve_graph_buffers(
                 hp,
                 tensors,
-                [dev_of(il) >= 0 for il in range(n_layer + 1)],
+                [dev_of(il) for il in range(n_layer + 1)],
+                n_gpus,
                 n_ubatch=nu,
                 n_kv=n_ctx_seq,
                 n_stream=n_stream,
@@ -1757,13 +1930,15 @@ def llamacpp_startup(
                 cache_type_k=cache_type_k,
                 cache_type_v=cache_type_v,
                 full_offload=ngl_eff > n_layer,
+                n_copies=last_copies["n"],
+                legacy=bool(legacy_graph),
             )
         for g in range(n_gpus):
             comp = 0.0
             if not with_compute:
                 pass
             elif graph_gpu is not None:
-                comp = float(graph_gpu)
+                comp = float(graph_gpu[g])
             elif layers[g]:
                 last = g == dev_of(n_layer)
                 comp = _compute_estimate(hp, nu, n_ctx_seq, fa, with_output=last or not full)
@@ -1842,7 +2017,7 @@ def llamacpp_startup(
             "compute buffer: an estimate that does not hold the copies a CPU layer's ops make on the GPU"
             f" at a {nu}-token micro-batch (its K/V views, the KQ mask, the output weight when the output"
             " layer stays on the CPU): the reserve graph is walked for dense llama, qwen2 and qwen3 models"
-            " on one GPU only, so the GPU may need more than shown"
+            " only, so the GPU may need more than shown"
         )
     tps = None
     if verdict != "will not start":
@@ -1880,6 +2055,7 @@ def llamacpp_startup(
         output_first=bool(output_first),
         output_on_gpu=output_on_gpu,
         graph_splits=last_splits["n"] if graph_followed else None,
+        n_copies=last_copies["n"] if graph_followed else 1,
     )
 
 
@@ -2227,6 +2403,7 @@ _RE_DEV_FREE = re.compile(r"using device (\w+) \((?:[^()]|\([^()]*\))*\)(?: \([^
 _RE_MMAP = re.compile(
     r"load_tensors: loading model tensors, this can take a while\.\.\. \(mmap = (true|false)"
 )
+_RE_PIPELINE = re.compile(r"pipeline parallelism enabled \(n_copies=(\d+)\)")
 _RE_NCTX = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+n_ctx\s*=\s*(\d+)")
 _RE_NCTX_SEQ = re.compile(r"llama_context:\s+n_ctx_seq\s*=\s*(\d+)")
 _RE_FILE_SIZE = re.compile(r"(?:file|model) size\s*=\s*([\d.]+) (GiB|MiB)(?:\s*\(([\d.]+) BPW\))?")
@@ -2307,6 +2484,13 @@ def parse_llamacpp_log(text: str) -> dict[str, Any]:
             out["build_number"] = int(m.group(1))  # llamacpp_startup(build=...) picks its rules by it
         if out["engine"] == "llama.cpp":
             out["version"] = out["build"]
+    if "llama_new_context_with_model:" in text:
+        # the context's lines before llama.cpp renamed the function llama_init_from_model: a build
+        # whose reserve graph is the older one (llamacpp_startup(legacy_graph=True))
+        out["legacy_context"] = True
+    m = _RE_PIPELINE.search(text)
+    if m:
+        out["n_copies"] = int(m.group(1))  # "pipeline parallelism enabled (n_copies=4)"
     model: dict[str, float] = {}
     for dev, mib in _RE_MODEL_BUF.findall(text):
         model[dev] = model.get(dev, 0.0) + float(mib) * MiB
