@@ -119,7 +119,7 @@ GGUF_QUANTS = (
     "F16",
 )
 LLAMACPP_KV = {"f16": "f16", "q8_0": "q8_0", "q4_0": "q4_0"}
-VLLM_VERSIONS = {"0.19": "0.19–0.20", "0.21+": "0.21 and later"}
+VLLM_VERSIONS = {"0.19": "0.19–0.20", "0.21+": "0.21–0.29 (V1 model runner)"}
 
 
 def _models() -> dict[str, str]:
@@ -357,7 +357,8 @@ def page_params() -> dict[str, ParamSet]:
                     "0.19",
                     title="vLLM version",
                     help="0.19–0.20 capture CUDA graphs after sizing the KV cache, on top of the budget;"
-                    " from 0.21 vLLM estimates the graphs' memory first and takes it out of the KV budget.",
+                    " from 0.21 vLLM estimates the graphs' memory first and takes it out of the KV budget."
+                    " From 0.27 a model on the V2 model runner is not modelled (refused with the reason).",
                 ),
                 Param(
                     "fit_pp",

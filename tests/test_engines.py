@@ -517,11 +517,11 @@ def test_from_021_the_graph_estimate_comes_out_of_the_kv_budget():
     estimate, so the pool is smaller by the graphs and nothing is captured beyond the request."""
     config = _preset("llama-3.1-8b").config
     old = vllm_startup(config, "h100-sxm", max_model_len=8192)
-    new = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.27.1")
+    new = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.26.0")
     assert new.kv_bytes == pytest.approx(old.kv_bytes - old.cuda_graph_bytes)
     assert new.headroom_bytes == pytest.approx(new.total_bytes - new.requested_bytes)
     assert new.ledger().version.startswith("0.21+")
-    eager = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.27.1", enforce_eager=True)
+    eager = vllm_startup(config, "h100-sxm", max_model_len=8192, version="0.26.0", enforce_eager=True)
     # no graphs to estimate; the 0.21+ line keeps the 0.19 non-torch figure (its worker not read)
     assert eager.kv_bytes == pytest.approx(old.kv_bytes)
 
@@ -1457,3 +1457,40 @@ def test_a_log_before_019_is_refused_naming_the_engine_it_ran(run, engine):
     # a version alone (no log) below 0.10 does not claim which engine ran
     with pytest.raises(EngineError, match="says which engine ran"):
         engines.vllm_family("0.9.2")
+
+
+def test_the_v2_model_runner_under_the_027_worker_is_refused():
+    """vLLM chooses its V2 model runner by default for more models each release (config/vllm.py
+    use_v2_model_runner, read in 0.21.0-0.29.0), and from 0.27 the worker counts the memory
+    consumed since its snapshot (utils/mem_utils.py:314-326), so what that runner keeps after its
+    profile run enters the budget: not modelled, refused naming it. The V1 runner (a MoE model)
+    and the V2 runner before 0.27 stay on the 0.21+ ledger."""
+    v = engines.vllm
+    llama = _preset("llama-3.1-8b").config  # LlamaForCausalLM, dense
+    spec = ModelSpec.from_hf_config(llama)
+    runner = {
+        ver: v.vllm_model_runner(ver, llama, spec, False) for ver in ("0.21.0", "0.22.0", "0.23.0", "0.29.0")
+    }
+    assert runner == {"0.21.0": "V1", "0.22.0": "V1", "0.23.0": "V2", "0.29.0": "V2"}
+    assert v.vllm_model_runner("0.23.0", llama, spec, True) == "V1"  # 0.23: unquantized only
+    assert v.vllm_model_runner("0.21+", llama, spec, False) == "V1"  # the family id: the V1 runner
+    with pytest.raises(EngineError, match="V2 model runner"):
+        vllm_startup(llama, "h100-sxm", max_model_len=8192, version="0.29.0")
+    assert vllm_startup(llama, "h100-sxm", max_model_len=8192, version="0.26.0").version == "0.21+"
+    moe = _preset("mixtral-8x7b").config  # MixtralForCausalLM: MoE, not listed
+    assert v.vllm_model_runner("0.29.0", moe, ModelSpec.from_hf_config(moe), False) == "V1"
+    assert vllm_startup(moe, "h100-sxm", tp=2, max_model_len=8192, version="0.29.0").version == "0.21+"
+    # a log: the weights line's file says which runner ran; the version then carries it
+    v2 = parse_vllm_log(
+        "INFO [core.py:123] Initializing a V1 LLM engine (v0.29.0) with config: model='m'\n"
+        "INFO [model_runner.py:404] Model loading took 14.29 GiB memory and 2.9 seconds\n"
+        "INFO [gpu_worker.py:625] Available KV cache memory: 11.17 GiB"
+    )
+    assert v2["model_runner"] == "V2"
+    assert engines.log_settings(v2)["version"] == "0.29.0 (V2 model runner)"
+    with pytest.raises(EngineError, match="V2 model runner"):
+        engines.vllm_family("0.29.0 (V2 model runner)")
+    assert engines.vllm_family("0.22.0 (V2 model runner)") == "0.21+"
+    assert engines.vllm_family("0.29.0 (V1 model runner)") == "0.21+"
+    with pytest.raises(EngineError, match=r"up to 0\.29\.0"):
+        engines.vllm_family("0.30.0")

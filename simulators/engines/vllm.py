@@ -11,9 +11,10 @@ term comes from:
   sampler warm-up over ``max_num_seqs`` sequences (the "activation" peak), counts the memory that
   is not PyTorch's, gives the rest to KV-cache blocks (one pool shared by the KV-cache groups of a
   hybrid model), and only then captures CUDA graphs on top of its budget. ``version="0.21+"``
-  (any 0.21 or later version string) follows the later line, which estimates the graphs' pool
-  first and takes it out of the KV budget; other versions are refused with the reason
-  (``vllm_family``). Memory outside PyTorch comes from what allocates it on the node's fabric
+  (any version 0.21-0.29) follows the later line, which estimates the graphs' pool first and
+  takes it out of the KV budget, with the V1 model runner; the V2 model runner from 0.27 (when
+  vLLM picks it, ``vllm_model_runner``), versions after 0.29 and before 0.19 are refused with the
+  reason (``vllm_family``). Memory outside PyTorch comes from what allocates it on the node's fabric
   (``fabric_of``, ``non_torch_term``), and from the CUDA-graph profiling 0.19 runs inside its
   profiling window unless ``enforce_eager``; CUDA-graph memory from the capture sizes; both carry
   the range measured across machines (``MEASURED_SOURCES``), so a verdict near the line is
@@ -2171,7 +2172,9 @@ def vllm_startup(
 
     ``version``: "0.19" (0.19-0.20: CUDA graphs captured on top of the KV budget) or "0.21+"
     (or any version string; ``vllm_family`` maps it): from 0.21 vLLM estimates the graphs'
-    pool first and takes it out of the KV budget. Another version is refused with the reason.
+    pool first and takes it out of the KV budget. Another version is refused with the reason,
+    and so is a version from 0.27 whose default model runner for this model is V2
+    (``vllm_model_runner``, ``V2_RUNNER_NOT_MODELLED``).
     ``fabric`` ("nvlink" or "pcie") says how the node's GPUs talk where the catalog row comes in
     both (an A100 80GB on PCIe); by default the row's interconnect decides (``fabric_of``).
     ``enable_lora=True`` is refused with the reason (``LORA_NOT_MODELLED``).
@@ -2204,6 +2207,13 @@ def vllm_startup(
     if kv_cache_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"):
         raise EngineError(f"kv_cache_dtype {kv_cache_dtype!r} is not modelled")
     layout = weight_layout(config, dtype=dtype, quantization=quantization)
+    runs_v2 = vllm_model_runner(version, config, spec, layout.quantized != "none") == "V2"
+    if family == "0.21+" and runs_v2 and (_version_tuple(version) or (0, 0)) >= V2_RUNNER_FROM:
+        archs = ", ".join((config or {}).get("architectures") or ()) or "this model"
+        raise EngineError(
+            f"vLLM {version} runs {archs} on its V2 model runner by default (config/vllm.py"
+            f" use_v2_model_runner), and {V2_RUNNER_NOT_MODELLED}"
+        )
     if layout.method == "fp8" and layout.quantized == "linear" and fp8_runs_on_marlin(accel):
         layout = marlin_fp8_layout(layout, config)
     total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
@@ -2265,7 +2275,7 @@ def vllm_startup(
     activation = act["total"]
     node_fabric = fabric_of(accel, fabric)
     # gpu_worker.py:366-381 (0.19.0): CUDA-graph profiling inside the window unless enforce_eager;
-    # the 0.21+ line's worker (and its V2 model runner) is not read here, so it keeps the 0.19 figure
+    # the 0.21+ line keeps the 0.19 figure (0.21-0.26's worker measures as 0.19's, utils/mem_utils.py)
     non_torch, non_torch_low, non_torch_high, non_torch_cause = non_torch_term(
         accel, tp, pp, node_fabric, graph_profiling=not (enforce_eager and family == "0.19")
     )
@@ -2706,6 +2716,15 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
             " 'GPU KV cache size'. Paste the lines from the engine's start-up (DEBUG lines help)."
         )
     found["ranks"] = max(seen.get("kv_bytes", 0), seen.get("kv_tokens", 0), 1)
+    # v1/worker/gpu_worker.py logs "Using V2 Model Runner" once when V2 runs; the weights line
+    # names its file: [model_runner.py:N] for V2 (v1/worker/gpu/), [gpu_model_runner.py:N] for V1
+    # (V0's worker/model_runner.py used the same file name, so only from 0.21)
+    loading = re.search(r"\[(gpu_)?model_runner\.py:\d+\] Model loading took", text)
+    if (_version_tuple(str(found.get("version", ""))) or (0, 0)) >= (0, 21):
+        if "Using V2 Model Runner" in text or (loading and not loading.group(1)):
+            found["model_runner"] = "V2"
+        elif loading:
+            found["model_runner"] = "V1"
     engine_line = _ENGINE_LINE.search(text)
     if engine_line:  # "Initializing a V1 LLM engine (v0.9.2)"; V0 prints "an LLM engine" or "a V0 LLM engine"
         found["engine_generation"] = engine_line.group(1) or "V0"
@@ -2730,14 +2749,142 @@ VLLM_LEDGERS: tuple[tuple[tuple[int, int], tuple[int, int] | None, str, str], ..
     ),
     (
         (0, 21),
-        None,
+        (0, 29),
         "0.21+",
         "vllm/v1/worker/gpu_worker.py determine_available_memory: profile_cudagraph_memory()"
         " estimates the graphs' pool before the KV cache is sized and subtracts it"
         " (available_kv_cache_memory_bytes = requested_memory − non_kv_cache_memory −"
-        " cudagraph_memory_estimate_applied)",
+        " cudagraph_memory_estimate_applied), with the V1 model runner: 0.19.0's own worker"
+        " (gpu_worker.py:365-409) with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on, its default"
+        " since 0.21.0 (0.29.0 gpu_worker.py:636-650, envs.py:2105-2107). The V2 model runner,"
+        " vLLM's default for more models from 0.22 on (``vllm_model_runner``), is refused",
     ),
 )
+LAST_READ_VERSION = "0.29.0"  # the newest vLLM whose worker and runner choice were read here
+
+# vllm/config/vllm.py VllmConfig.use_v2_model_runner, as each release chooses the runner by default
+# (VLLM_USE_V2_MODEL_RUNNER unset, Triton present, no feature V2 lacks), read in the wheels of each
+# minor release: (first minor, architectures taken by default, rule for the rest).
+# 0.21.0: never by default (v1/worker/gpu_worker.py:156 reads only the environment variable);
+# 0.22.0 (config/vllm.py:518-532) and 0.23.0 (:544-558): a listed architecture that is neither MoE
+# nor quantized; 0.24.0 (:550-561): a listed architecture; 0.25.1 (:557-575), 0.26.0 (:605-622):
+# a listed MoE or any model that is not MoE, neither hybrid nor attention-free; 0.27.1 (:637-
+# 660), 0.28.0 (:691-712), 0.29.0: the same, a hybrid model only if listed.
+_V2_RUNNER_RULES: tuple[tuple[tuple[int, int], frozenset[str], str], ...] = (
+    ((0, 21), frozenset(), "never"),
+    ((0, 22), frozenset({"Qwen3ForCausalLM"}), "listed dense unquantized"),
+    (
+        (0, 23),
+        frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"}),
+        "listed dense unquantized",
+    ),
+    (
+        (0, 24),
+        frozenset(
+            {
+                "Qwen3ForCausalLM",
+                "DeepseekV2ForCausalLM",
+                "Qwen2MoeForCausalLM",
+                "GraniteMoeForCausalLM",
+                "LlamaForCausalLM",
+                "MistralForCausalLM",
+            }
+        ),
+        "listed",
+    ),
+    ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}), "dense"),
+    (
+        (0, 26),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+        "dense",
+    ),
+    (
+        (0, 27),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "KimiK3ForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+        "dense, listed hybrids",
+    ),
+    (
+        (0, 28),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "DeepseekV4ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "KimiK3ForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+        "dense, listed hybrids",
+    ),
+)
+
+# From 0.27 the worker sizes the non-KV memory as the free memory consumed since the worker's
+# snapshot (mem_get_info) plus the transient peak (0.27.1 and 0.29.0 utils/mem_utils.py:314-326:
+# total_consumed + transient_peak_headroom; 0.26.0 and earlier: weights + torch peak increase +
+# non-torch increase, as 0.19), so torch memory the model runner keeps after its profile run enters
+# the budget. The V1 runner under it is within 5 % (a 0.26.1 dev build, Qwen3-Coder-30B-A3B:
+# -3.7 %), the V2 runner under the old formula too (0.22.0 on 2x T4, Qwen3-8B: +0.4 %); the V2
+# runner under the new one is not: vLLM 0.29.0 on an RTX 5090 (Qwen2.5-7B) consumed 15.65 GiB for
+# 14.29 GiB of weights, 1.36 GiB beyond them where the ledger's non-torch term is 0.25 GiB, and
+# its KV tokens came out +8.8 %. Its buffers (v1/worker/gpu/model_runner.py) are not followed.
+V2_RUNNER_FROM = (0, 27)
+V2_RUNNER_NOT_MODELLED = (
+    "the V2 model runner (vllm/v1/worker/gpu/model_runner.py) under the worker's mem_get_info"
+    " ledger of 0.27 on (utils/mem_utils.py:314-326: total_consumed + transient_peak_headroom) is"
+    " not modelled: the memory that runner keeps after its profile run counts, and this ledger"
+    " follows the V1 runner's; with VLLM_USE_V2_MODEL_RUNNER=0 vLLM keeps the V1 runner"
+)
+
+
+def vllm_model_runner(
+    version: str, config: Mapping[str, Any] | None, spec: ModelSpec, quantized: bool
+) -> str:
+    """ "V2" where vLLM ``version`` runs this model on its V2 model runner by default, else "V1"
+    (``_V2_RUNNER_RULES``, from each release's config/vllm.py). A family id ("0.21+") or a
+    version without a minor is taken as the V1 runner, the one the ledger follows."""
+    parsed = _version_tuple(version)
+    if parsed is None or parsed < (0, 21):
+        return "V1"
+    rule = [r for r in _V2_RUNNER_RULES if r[0] <= parsed]
+    if not rule:
+        return "V1"
+    _, listed, kind = rule[-1]
+    archs = set((config or {}).get("architectures") or ())
+    is_listed = bool(archs & listed)
+    hybrid = spec.state_bytes() > 0
+    if kind == "never":
+        return "V1"
+    if kind == "listed dense unquantized":
+        return "V2" if is_listed and not spec.is_moe and not quantized else "V1"
+    if kind == "listed":
+        return "V2" if is_listed else "V1"
+    if hybrid and (kind == "dense" or not is_listed):
+        return "V1"
+    return "V2" if is_listed or not spec.is_moe else "V1"
+
+
 VLLM_FAMILIES = tuple(family for _, _, family, _ in VLLM_LEDGERS)
 
 
@@ -2751,15 +2898,28 @@ def vllm_family(version: str) -> str:
     reason: V0 (0.6-0.10) profiles and sizes differently (its own worker.py), and V1 before 0.19
     (0.8-0.18) differs in the sampler warm-up, scheduler defaults and hybrid block sizing that this
     module follows only as 0.19 has them. A version carrying its engine, as ``log_settings`` gives
-    it for a log before 0.19 ("0.9.2 (V1 engine)"), is refused naming that engine."""
+    it for a log before 0.19 ("0.9.2 (V1 engine)"), is refused naming that engine; one carrying
+    its model runner from 0.21 ("0.29.0 (V2 model runner)") is refused where that runner is V2 and
+    the version 0.27 or later (``V2_RUNNER_NOT_MODELLED``). After 0.29 (``LAST_READ_VERSION``):
+    refused, not read."""
     if version in VLLM_FAMILIES:
         return version
     parsed = _version_tuple(version)
     if parsed is None:
         raise EngineError(f"version {version!r}: not a vLLM version (e.g. 0.19.0)")
+    runner = re.search(r"\((V[12]) model runner\)", str(version))
+    if runner and runner.group(1) == "V2" and parsed >= V2_RUNNER_FROM:  # the log shows the V2 runner
+        raise EngineError(f"vLLM {version}: {V2_RUNNER_NOT_MODELLED}")
     for first, last, family, _ in VLLM_LEDGERS:
         if parsed >= first and (last is None or parsed <= last):
             return family
+    if parsed > VLLM_LEDGERS[-1][1]:
+        raise EngineError(
+            f"vLLM {version}: not read here: the 0.21+ ledger follows vLLM's source up to"
+            f" {LAST_READ_VERSION}, and later releases may change the worker or the model runner"
+            f" (from 0.25 the V2 model runner is the default for most dense models); modelled:"
+            f" 0.19-0.20 and 0.21-{LAST_READ_VERSION}"
+        )
     engine = re.search(r"\((V[01]) engine\)", str(version))
     v1_before = (
         "V1 before 0.19 differs in its sampler warm-up, batch defaults and hybrid block sizing,"
@@ -2781,7 +2941,7 @@ def vllm_family(version: str) -> str:
         )
     else:
         reason = v1_before
-    raise EngineError(f"vLLM {version}: {reason}; modelled: 0.19-0.20 and 0.21 onwards")
+    raise EngineError(f"vLLM {version}: {reason}; modelled: 0.19-0.20 and 0.21-{LAST_READ_VERSION}")
 
 
 def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
@@ -2820,6 +2980,8 @@ def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
         if parsed.get("engine_generation") and before is not None and before < (0, 19):
             # before 0.19 (0.8-0.10) V0 and V1 lived side by side: the refusal names the one that ran
             out["version"] += f" ({parsed['engine_generation']} engine)"
+        if parsed.get("model_runner"):  # which model runner the log shows (0.21 on)
+            out["version"] += f" ({parsed['model_runner']} model runner)"
     return out
 
 
