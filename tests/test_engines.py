@@ -1431,6 +1431,19 @@ def test_fp8_checkpoint_below_sm89_is_kept_as_marlin_with_16_bit_group_scales():
     # a 16-bit checkpoint on the same A100 is untouched
     bf16 = {k: val for k, val in config.items() if k != "quantization_config"}
     assert vllm_startup(bf16, "a100-80gb-sxm", max_model_len=8192).weights_label == "BF16"
+    # compressed-tensors FP8 in 128x128 blocks takes the same path below 8.9 (W8A16Fp8 -> Marlin)
+    blocks = {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [128, 128]}
+    ct = dict(
+        bf16,
+        quantization_config={
+            "quant_method": "compressed-tensors",
+            "config_groups": {"g": {"weights": blocks}},
+        },
+    )
+    ct_a100 = vllm_startup(ct, "a100-80gb-sxm", max_model_len=8192)
+    ct_h100 = vllm_startup(ct, "h100-sxm", max_model_len=8192)
+    assert "Marlin" in ct_a100.weights_label
+    assert ct_a100.weights_bytes - ct_h100.weights_bytes == pytest.approx(quantized * 2 / 128, rel=1e-6)
 
 
 @pytest.mark.parametrize(

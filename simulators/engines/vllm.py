@@ -312,9 +312,20 @@ def fp8_runs_on_marlin(accel: Accelerator) -> bool:
     return cc < 8.9
 
 
+def is_fp8_checkpoint(layout: WeightLayout) -> bool:
+    """An FP8 format vLLM 0.19 runs through Marlin below compute capability 8.9: ``fp8`` (a
+    checkpoint's, or ``--quantization fp8``) and compressed-tensors FP8."""
+    if layout.quantized != "linear":
+        return False
+    return layout.method == "fp8" or (
+        layout.method == "compressed-tensors" and layout.label.startswith("FP8")
+    )
+
+
 def marlin_fp8_layout(layout: WeightLayout, config: Mapping[str, Any] | None) -> WeightLayout:
-    """An FP8 checkpoint (``quant_method: fp8``, 128×128 blocks or per-tensor) as vLLM 0.19 keeps
-    it on a GPU without FP8 (``fp8_runs_on_marlin``).
+    """An FP8 checkpoint (``quant_method: fp8``, 128×128 blocks or per-tensor, or compressed-tensors
+    FP8 with ``strategy`` block, channel or tensor) as vLLM 0.19 keeps it on a GPU without FP8
+    (``fp8_runs_on_marlin``).
 
     utils/marlin_utils_fp8.py (0.19.0): the weight is repacked for Marlin at the same size
     (``pack_fp8_to_int32`` + ``gptq_marlin_repack``, 4 fp8 values an int32, no padding:
@@ -328,10 +339,19 @@ def marlin_fp8_layout(layout: WeightLayout, config: Mapping[str, Any] | None) ->
     make it smaller still; either way under 0.1 % of the weights). The fp32 block scales are
     replaced, not kept. The Marlin workspaces (one int32 per SM per layer, :118, :236) are left
     out: a few KiB."""
-    if layout.method != "fp8" or layout.quantized != "linear":
+    if not is_fp8_checkpoint(layout):
         return layout
     qc = (config or {}).get("quantization_config") or _text_config(config or {}).get("quantization_config")
-    block = (qc or {}).get("weight_block_size") if isinstance(qc, Mapping) else None
+    qc = qc if isinstance(qc, Mapping) else {}
+    block = qc.get("weight_block_size")
+    kind = "per-tensor scale"
+    if layout.method == "compressed-tensors":
+        # compressed_tensors.py:630-651: below 8.9 the W8A8 FP8 scheme becomes W8A16Fp8, whose
+        # process_weights_after_loading is prepare_fp8_layer_for_marlin (w8a16_fp8.py:18-20)
+        groups = qc.get("config_groups") or {}
+        w = next((g.get("weights") for g in groups.values() if isinstance(g, Mapping)), None) or {}
+        block = w.get("block_structure") if w.get("strategy") == "block" else None
+        kind = f"per-{w.get('strategy') or 'tensor'} scales"
     scale_bits = layout.dtype_bytes * 8
     if block:
         group = int(block[1])
@@ -340,7 +360,7 @@ def marlin_fp8_layout(layout: WeightLayout, config: Mapping[str, Any] | None) ->
     else:
         hidden = int(_text_config(config or {}).get("hidden_size") or 0)
         bits = 8 + (scale_bits / hidden if hidden else 0.0)
-        label = f"FP8 weights (per-tensor scale), Marlin: a {scale_bits}-bit scale per output column"
+        label = f"FP8 weights ({kind}), Marlin: a {scale_bits}-bit scale per output column"
     return WeightLayout(
         label,
         layout.dtype,
@@ -2214,7 +2234,7 @@ def vllm_startup(
             f"vLLM {version} runs {archs} on its V2 model runner by default (config/vllm.py"
             f" use_v2_model_runner), and {V2_RUNNER_NOT_MODELLED}"
         )
-    if layout.method == "fp8" and layout.quantized == "linear" and fp8_runs_on_marlin(accel):
+    if is_fp8_checkpoint(layout) and fp8_runs_on_marlin(accel):
         layout = marlin_fp8_layout(layout, config)
     total = float(total_bytes) if total_bytes else reported_memory_bytes(accel)
     total_source = "given" if total_bytes else reported_memory_source(accel)
