@@ -1507,3 +1507,20 @@ def test_the_v2_model_runner_under_the_027_worker_is_refused():
     assert engines.vllm_family("0.29.0 (V1 model runner)") == "0.21+"
     with pytest.raises(EngineError, match=r"up to 0\.29\.0"):
         engines.vllm_family("0.30.0")
+
+
+def test_a_027_summary_gives_the_activation_peak_without_the_graph_estimate():
+    """From 0.27 the worker's closing summary prints "peak activation" as the transient peak plus
+    the graphs' applied estimate (0.27.1 v1/worker/gpu_worker.py:527-529): vLLM 0.29.0 on an RTX
+    5090 prints 1.4 GiB, of which 0.38 GiB is the estimate its pool line prints, so the parsed
+    activation is 1.02 GiB; a 0.19 summary is read as printed."""
+    row = next(
+        json.loads(line)
+        for line in (DATA / "vllm_heldout_files.jsonl").read_text(encoding="utf-8").splitlines()
+        if line and json.loads(line)["id"] == "vllm-serve-bench-qwen2-5-7b-rtx5090-0.29.0"
+    )
+    parsed = parse_vllm_log("\n".join(row["raw_lines"]))
+    assert parsed["cuda_graph_estimate_bytes"] == pytest.approx(0.38 * GiB)
+    assert parsed["activation_bytes"] == pytest.approx((1.4 - 0.38) * GiB)
+    old = "INFO [gpu_worker.py:1] Available KV cache memory: 10 GiB\n" + row["raw_lines"][-1]
+    assert parse_vllm_log(old)["activation_bytes"] == pytest.approx(1.4 * GiB)  # no version: as printed

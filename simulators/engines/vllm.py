@@ -2640,6 +2640,11 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("num_gpu_blocks", r"# CUDA blocks: " + _NUM, "count"),
     # 0.21+: the graphs' estimate, and the closing summary line
     ("cuda_graph_estimate_bytes", r"Estimated CUDA graph memory: " + _NUM + r"\s*GiB", "gib"),
+    (
+        "cuda_graph_estimate_bytes",
+        r"CUDA graph pool memory: [0-9.]+ GiB \(actual\), " + _NUM + r" GiB \(estimated\)",
+        "gib",
+    ),
     ("requested_bytes", r"Desired GPU memory utilization is \([0-9.]+, " + _NUM + r" GiB\)", "gib"),
     ("gpu_memory_utilization", r"Desired GPU memory utilization is \(" + _NUM + r",", "ratio"),
     (
@@ -2702,6 +2707,7 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
     found: dict[str, Any] = {}
     rank: dict[str, int] = {}  # the pattern a key was read with: an earlier pattern wins
     seen: dict[str, int] = {}
+    used: dict[str, int] = {}  # the pattern each key was read with
     for line in text.splitlines():
         if len(line) > 20_000:
             continue
@@ -2714,6 +2720,7 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
             if key in found and rank[key] <= tier:
                 continue
             rank[key] = tier
+            used[key] = index
             raw = m.group(1).replace(",", "")
             try:
                 if unit == "text":
@@ -2736,6 +2743,16 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
             " 'GPU KV cache size'. Paste the lines from the engine's start-up (DEBUG lines help)."
         )
     found["ranks"] = max(seen.get("kv_bytes", 0), seen.get("kv_tokens", 0), 1)
+    if (
+        "activation_bytes" in found
+        and "consumed memory" in _COMPILED[used["activation_bytes"]][1].pattern
+        and (_version_tuple(str(found.get("version", ""))) or (0, 0)) >= (0, 27)
+        and "cuda_graph_estimate_bytes" in found
+        and "CUDA graph memory profiling is disabled" not in text  # then none is applied
+    ):
+        # from 0.27 the summary's "peak activation" is the transient peak plus the graphs' applied
+        # estimate (0.27.1 v1/worker/gpu_worker.py:527-529); the term is the peak alone
+        found["activation_bytes"] -= found["cuda_graph_estimate_bytes"]
     # v1/worker/gpu_worker.py logs "Using V2 Model Runner" once when V2 runs; the weights line
     # names its file: [model_runner.py:N] for V2 (v1/worker/gpu/), [gpu_model_runner.py:N] for V1
     # (V0's worker/model_runner.py used the same file name, so only from 0.21)
