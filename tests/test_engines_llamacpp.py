@@ -362,7 +362,13 @@ def test_collected_log_against_prediction(rec: dict) -> None:
                 assert devs[dev].compute_bytes == pytest.approx(printed, rel=0.10), dev
     if "host_compute" in checks:  # the host's compute buffer (CUDA_Host, ROCm_Host), within 10 %
         printed = next(v for k, v in log["compute_buffers"].items() if k.endswith("_Host"))
-        assert devs["CPU"].compute_bytes == pytest.approx(printed, rel=0.10)
+        if r.host_compute_range is not None:  # or inside the named range (a build not placed)
+            lo, hi = r.host_compute_range
+            assert lo - 0.005 * MiB <= printed <= hi + 0.005 * MiB  # printed to 0.01 MiB
+        else:
+            assert devs["CPU"].compute_bytes == pytest.approx(printed, rel=0.10)
+    if "cpu_compute" in checks:  # beside Metal the graph inputs are in the CPU's compute buffer
+        assert devs["CPU"].compute_bytes == pytest.approx(log["compute_buffers"]["CPU"], rel=0.10)
     if "cpu_model_buffer" in checks:  # the host buffer alone (a Metal range depends on file order)
         printed = next(v for k, v in log["model_buffers"].items() if k.startswith("CPU"))
         assert devs["CPU"].model_bytes == pytest.approx(printed, rel=0.01)
@@ -1005,3 +1011,123 @@ def test_a_partial_offload_on_the_estimate_says_what_it_leaves_out() -> None:
         fit=False,
     )
     assert not any("does not hold the copies" in n for n in walked.notes)
+
+
+def test_gemma3_kv_follows_the_logs_build() -> None:
+    """llama.cpp#12907's April 2025 build keeps every Gemma 3 layer at the full 4096 cells (544.00
+    MiB printed: 34 layers x 4096 cells x 2 x 4 heads x 256 x 2 B); up to b5359 (de4c07f9, vendored
+    by Ollama v0.7.0, src/llama-kv-cache.cpp:103-104) there is no separate sliding-window cache. The
+    pinned build keeps pad256(1024 + 512) = 1536 cells on the 29 sliding layers; a build between
+    b5359 and b7376, where the rule changed twice (PR #13194, #13833), is refused by its number."""
+    rec = _row("llamacpp-12907-gemma3-4b-q4_k_m-metal-counts")
+    log, cfg, gpu, s = _inputs(rec)
+    old = llamacpp_startup(cfg, gpu, fit=False, **s)
+    assert old.kv_bytes == log["kv_bytes"] == 34 * 4096 * 2 * 4 * 256 * 2
+    pinned = llamacpp_startup(cfg, gpu, fit=False, **{k: v for k, v in s.items() if k != "build"})
+    assert pinned.kv_bytes == (5 * 4096 + 29 * 1536) * 2 * 4 * 256 * 2
+    assert llamacpp_startup(cfg, gpu, fit=False, **dict(s, build=7376)).kv_bytes == pinned.kv_bytes
+    with pytest.raises(EngineError, match="build 6000"):
+        llamacpp_startup(cfg, gpu, fit=False, **dict(s, build=6000))
+    # a model without sliding-window layers is not touched by the rule
+    llama = _config("simulators/data/models/llama-3.1-8b.json")
+    a = llamacpp_startup(llama, "rtx-4090", n_ctx=4096, fit=False, build=6000)
+    assert a.kv_bytes == llamacpp_startup(llama, "rtx-4090", n_ctx=4096, fit=False).kv_bytes
+
+
+# --- issue 31's llama.cpp acceptance, made explicit ------------------------------------------
+
+# what a "checks" entry covers in test_collected_log_against_prediction, per printed figure
+_MIX_UNKNOWN = "type_mix_known"  # a record field: False where the file's per-tensor types are not known
+
+
+def _printed_figures(rec: dict) -> dict[str, bool]:
+    """Every figure the record's log prints among per-device model buffers, KV (total and per
+    device), compute buffers (GPU and host) and the offloaded count, and whether a check of the
+    record covers it (as test_collected_log_against_prediction asserts it)."""
+    log = _log(rec)
+    checks = set(rec.get("checks", []))
+    only = rec.get("compute_devices")
+    out: dict[str, bool] = {}
+    for dev in log.get("model_buffers", {}):
+        host_only = "cpu_model_buffer" in checks and dev.startswith("CPU")
+        out[f"model:{dev}"] = "model_buffers" in checks or host_only
+    if any(re.search(r"KV self size|kv_cache\w*: size =", line) for line in rec["lines"]):
+        out["kv"] = "kv" in checks  # a printed total (else the parser's kv_bytes is the buffers' sum)
+    for dev in log.get("kv_buffers", {}):
+        out[f"kv:{dev}"] = bool(checks & {"kv", "kv_buffers"})
+    for dev in log.get("compute_buffers", {}):
+        if dev.endswith("_Host"):
+            out[f"compute:{dev}"] = "host_compute" in checks
+        elif dev == "CPU":  # the CPU backend's own compute buffer
+            out[f"compute:{dev}"] = "cpu_compute" in checks
+        else:
+            out[f"compute:{dev}"] = "compute" in checks and (only is None or dev in only)
+    if "offloaded_layers" in log:
+        out["offloaded"] = "offloaded" in checks
+    return out
+
+
+def _acceptance_gaps() -> list[str]:
+    """Each printed figure of a known-mix record that no check covers (model buffers of a record
+    whose type mix is not known are exempt, by the issue's own words)."""
+    gaps = []
+    for rec in CHECKED:
+        unchecked = rec.get("unchecked", {})
+        for fig, covered in _printed_figures(rec).items():
+            if covered:
+                continue
+            if fig.startswith("model:") and rec.get(_MIX_UNKNOWN) is False:
+                continue
+            gaps.append(f"{rec['id']} {fig}: {unchecked.get(fig, 'no reason given')}")
+    return gaps
+
+
+def test_every_printed_figure_is_checked_or_named() -> None:
+    """The audit: a printed figure no check covers is named in the record's "unchecked" with a
+    reason, and "unchecked" names only figures the log prints and no check covers."""
+    for rec in CHECKED:
+        figs = _printed_figures(rec)
+        unchecked = rec.get("unchecked", {})
+        for fig, covered in figs.items():
+            if not covered:
+                assert fig in unchecked, f"{rec['id']}: {fig} printed, neither checked nor named"
+        for fig, reason in unchecked.items():
+            assert fig in figs and not figs[fig], f"{rec['id']}: {fig} named, not a gap"
+            assert len(reason) > 20, f"{rec['id']}: {fig} needs a reason"
+    # the records whose type mix is not known say so, and each prints its model buffers
+    unknown = sorted(r["id"] for r in CHECKED if r.get(_MIX_UNKNOWN) is False)
+    assert unknown == [
+        "klimtech-qwen25-vl-7b-ud-q6_k_xl-b7972-fit-21of29",
+        "klimtech-qwen25-vl-7b-ud-q6_k_xl-b7972-full",
+        "llamacpp-7450-mistral-7b-32k-no-fa",
+    ]
+
+
+_GAPS = _acceptance_gaps()
+
+
+@pytest.mark.xfail(bool(_GAPS), strict=True, reason="figures no check covers: " + "; ".join(_GAPS))
+def test_issue_31_llamacpp_acceptance() -> None:
+    """Issue 31: model buffer per device and KV within 1 % on every collected log whose type mix
+    is known, compute buffers within 10 % or inside the named range, offloaded count exact: every
+    such figure a record prints is covered by one of its checks (test_collected_log_against_
+    prediction asserts each), the model buffers of a record of unknown mix excepted."""
+    assert _GAPS == []
+
+
+def test_host_compute_on_the_estimate_path_is_the_graph_inputs() -> None:
+    """Where the reserve graph is not walked the host's compute buffer holds the graph inputs:
+    phi-4 via Ollama's runner (no flash attention, 4096 cells, pinned rules): the embeddings
+    5120 x 512 f32 (10 MiB), the KQ mask 4096 x 512 f32 (8 MiB), V's per-element set_rows indices
+    512 x 1280 x 8 B (5 MiB), and tokens, positions, output ids and K indices (10 KiB): 23.01 MiB
+    printed. b5622 lies between b5359 (no set_rows) and b7376, so its figure is a named range."""
+    log, r = _predict(_row("ollama-13552-phi4-full"))
+    assert r.host_compute_range is None
+    assert _devices(r)["CPU"].compute_bytes == (10 + 8 + 5) * MiB + 10 * 2**10
+    log, r = _predict(_row("ikllama-514-qwen3-30b-a3b-exps-cpu-two-gpus"))
+    lo, hi = r.host_compute_range
+    assert hi - lo == 512 * 512 * 8 + 512 * 8  # the V and K indices (no flash attention)
+    assert lo <= log["compute_buffers"]["CUDA_Host"] <= hi
+    # nothing offloaded: the CPU backend runs the graph in its own buffer, not sized here
+    _, r0 = _predict(_row("ikllama-380-qwen3-30b-a3b-q5_k_m-cpu-only"))
+    assert _devices(r0)["CPU"].compute_bytes == 0

@@ -45,6 +45,9 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
 - Later builds: llama.cpp PR #21277 (April 2026) keeps a sliding-window model's SWA cache in
   f16 whatever -ctk asks; a quantized cache on such a model is refused after b7972 (the build
   it landed in is not known here).
+- Sliding-window cache by build: up to b5359 (de4c07f9, vendored by Ollama v0.7.0:
+  ``src/llama-kv-cache.cpp``:103-104) every layer keeps the full context; from b7376 (380b4c984)
+  the rule below; a sliding-window model on a build in between is refused (PR #13194, #13833).
 - KV cache as allocated (``src/llama-context.cpp``: n_ctx padded to 256, one stream or one per
   sequence; ``src/llama-kv-cache.cpp``: one K and one V tensor per layer, per stream;
   ``src/llama-kv-cache-iswa.cpp``: sliding-window layers keep ``pad256(min(n_ctx_seq,
@@ -87,7 +90,12 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   fused-QKV models, Metal, Ollama's own engine) the largest set of live tensors of
   that graph, a derived estimate labelled so (0.0 %, -0.4 %, +1.4 % on full offloads); with
   expert tensors in host memory the first GPU also holds the copy of one of them, estimated
-  from the largest (five logs on two machines: -7.0 % .. +1.1 %).
+  from the largest (five logs on two machines: -7.0 % .. +1.1 %). There the host's compute
+  buffer is the graph inputs (``_host_input_bytes``: the token embeddings gathered on the CPU,
+  the f32 KQ mask per cache, tokens, positions, output ids, set_rows's K/V indices by build):
+  23.01, 40.01, 72.01, 40.01 MiB (phi-4 via Ollama's runner, three Qwen3-235B -ot logs) and
+  Metal's CPU buffer 21.01 MiB (Gemma 3, b5359 rules) as printed; b5622 (between b5359 and
+  b7376, set_rows not placed) gets the named range 36.01-38.01 MiB, printed 36.01.
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``), the
   rules of v0.15.5 to v0.25.0-rc0; another release is refused by version (from v0.30.0 Ollama
@@ -163,6 +171,24 @@ PR18148_FROM_BUILD = 7548
 # a transcript committed 2026-03-21: KlimtechRAG, session-ses_19marzec02_38.md); the build it
 # landed in is not known here, so a quantized cache on a sliding-window model is refused after b7972.
 PR21277_BEFORE_BUILD = 7972
+# The sliding-window cache by build. llama.cpp PR #13194 ("kv-cache : add SWA support",
+# described 2025-04-29: class llama_kv_cache_unified_iswa, a second, smaller cache for the SWA
+# layers) and PR #13833 (2025-05-27: n_swa + n_ubatch cells) came after b5359 (de4c07f9, its
+# number printed by "version: 5359 (de4c07f9)" in a llama.cpp issue): the tree Ollama v0.7.0
+# vendored at de4c07f93 (Makefile.sync; llama/llama.cpp/src/llama-kv-cache.cpp:103-104) allocates
+# every layer n_embd_k_gqa*kv_size, sliding-window or not (Gemma 3's n_swa only masks). b7376
+# (380b4c984, Ollama commit 79c7f5488 "GGML update to 380b4c984") has the pinned rule
+# (llama/llama.cpp/src/llama-kv-cache-iswa.cpp:50: GGML_PAD(min(size_base,
+# n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)). A sliding-window model on a build in
+# between is refused: its cells changed twice there and the builds are not placed here.
+SWA_FULL_CELLS_UP_TO_BUILD = 5359
+SWA_CACHE_FROM_BUILD = 7376
+# The KV cache's set_rows index inputs (k_idxs, v_idxs): none in b5359 (de4c07f93's tree has no
+# set_rows; the KQ mask's rows padded to GGML_KQ_MASK_PAD, 64 in its ggml.h:1816); on by default
+# (llama-context.h supports_set_rows = true) in e54d41bef (Ollama 1a19df1f3, 2025-08-14) and in
+# b7376 and the pinned build. A build in between gets a range (with and without them).
+SET_ROWS_NONE_UP_TO_BUILD = 5359
+SET_ROWS_FROM_BUILD = 7376
 
 
 # ---------------------------------------------------------------------------------------------
@@ -784,6 +810,9 @@ class LlamaCppStartup:
     # ggml-backend.cpp's n_copies: 4 (GGML_SCHED_MAX_COPIES) under pipeline parallelism (every layer
     # on several GPUs, llama-context.cpp), 1 otherwise
     n_copies: int = 1
+    # the host's compute buffer as a named range (low, high) where the build's graph inputs are
+    # not placed (set_rows's indices between b5359 and b7376); None where it is one figure
+    host_compute_range: tuple[float, float] | None = None
 
     @property
     def repeating_layers_on_gpu(self) -> int:
@@ -907,6 +936,32 @@ def _compute_estimate(hp: Hparams, n_ubatch: int, n_kv: int, flash_attn: bool, w
     if not flash_attn:
         attn = (hp.n_head * n_kv * u + n_kv * u + 3 * e * u) * f32
     return max(output, ffn, attn)
+
+
+def _host_input_bytes(
+    hp: Hparams, n_ubatch: int, n_kv: int, swa_cells: int, flash_attn: bool, set_rows: bool, n_copies: int = 1
+) -> int:
+    """The host's compute buffer where the reserve graph is not walked: the graph inputs, which
+    ggml-backend.cpp's scheduler keeps on the CPU backend (its buffer printed as CUDA_Host /
+    ROCm_Host beside a GPU, CPU beside Metal), ``n_copies`` times under pipeline parallelism.
+    src/llama-graph.cpp (the pinned build; Ollama v0.15.5's vendored tree): build_inp_embd gathers
+    the token rows from token_embd, which stays on the CPU (GET_ROWS is never offloaded), an f32
+    n_embd x u; the tokens, positions and output ids (i32, u each); build_attn_inp_kv's f32 KQ mask
+    (n_kv x u) and, with set_rows, the K and V indices (i64: u, and u x n_embd_v_gqa when V is
+    transposed without flash attention); an iSWA model has a second mask and second indices over
+    its sliding cache (build_attn_inp_kv_iswa). Without set_rows (b5359) the mask's rows are padded
+    to GGML_KQ_MASK_PAD (64) and there are no indices. The rest of the graph runs on the GPUs."""
+    u = n_ubatch
+    f32 = 4
+    rows = u if set_rows else _pad(u, 64)
+    vd = hp.n_head_kv * hp.head_dim_v
+    caches = [n_kv] + ([swa_cells] if hp.swa_layers else [])
+    parts = [hp.n_embd * u * f32, 4 * u, 4 * u, 4 * u]
+    for cells in caches:
+        parts.append(cells * rows * f32)
+        if set_rows:
+            parts += [8 * u, 8 * u * (1 if flash_attn else vd)]
+    return n_copies * sum(_pad(b, HOST_ALIGNMENT) for b in parts)
 
 
 # ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_device_offload_op: an op on a weight in host
@@ -1764,6 +1819,15 @@ def llamacpp_startup(
     if hp.swa_layers:
         swa_cells = _pad(min(n_ctx_seq, hp.n_swa * (n_parallel if kv_unified else 1) + nu), 256)
     build_no = build  # the nested placement function below is also named build
+    if hp.swa_layers and build_no is not None and build_no < SWA_CACHE_FROM_BUILD:
+        if build_no > SWA_FULL_CELLS_UP_TO_BUILD:
+            raise EngineError(
+                f"build {build_no}: a sliding-window model's cache cells changed between"
+                f" b{SWA_FULL_CELLS_UP_TO_BUILD} and b{SWA_CACHE_FROM_BUILD} (llama.cpp PR #13194, #13833);"
+                f" they are modelled up to b{SWA_FULL_CELLS_UP_TO_BUILD} (every layer at the full context)"
+                f" and from b{SWA_CACHE_FROM_BUILD}"
+            )
+        swa_cells = n_ctx_seq  # no separate SWA cache yet: every layer keeps the full context
     quantized_kv = [
         n
         for n, t in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v))
@@ -1790,6 +1854,13 @@ def llamacpp_startup(
     )
     last_splits: dict[str, int | None] = {"n": None}  # of the last placement built with its buffers
     last_copies: dict[str, int] = {"n": 1}  # the scheduler's n_copies for that placement
+    host_range: dict[str, tuple[float, float] | None] = {"r": None}  # of the last placement
+    if build_no is None or build_no >= SET_ROWS_FROM_BUILD:
+        set_rows_opts: tuple[bool, ...] = (True,)
+    elif build_no <= SET_ROWS_NONE_UP_TO_BUILD:
+        set_rows_opts = (False,)
+    else:
+        set_rows_opts = (False, True)  # not placed: a range
 
     def build(ngl: int, with_compute: bool = True) -> tuple[list[DeviceMemory], float, int, bool]:
         n_layer = hp.n_layer
@@ -1933,6 +2004,20 @@ def llamacpp_startup(
                 n_copies=last_copies["n"],
                 legacy=bool(legacy_graph),
             )
+        host_range["r"] = None
+        if graph_gpu is None and with_compute and engine == "llama.cpp" and any(layers):
+            # the estimate path: the host's buffer holds the graph inputs (_host_input_bytes); with
+            # no layer offloaded the CPU backend runs the graph in its own buffer, not sized here
+            pipeline = n_gpus > 1 and ngl_eff > n_layer and not override_tensors and not n_cpu_moe
+            sizes = [
+                _host_input_bytes(
+                    hp, nu, n_ctx_seq, swa_cells, fa, sr, GGML_SCHED_MAX_COPIES if pipeline else 1
+                )
+                for sr in set_rows_opts
+            ]
+            graph_host = float(max(sizes))
+            if len(sizes) > 1:
+                host_range["r"] = (float(min(sizes)), float(max(sizes)))
         for g in range(n_gpus):
             comp = 0.0
             if not with_compute:
@@ -2056,6 +2141,7 @@ def llamacpp_startup(
         output_on_gpu=output_on_gpu,
         graph_splits=last_splits["n"] if graph_followed else None,
         n_copies=last_copies["n"] if graph_followed else 1,
+        host_compute_range=host_range["r"],
     )
 
 
