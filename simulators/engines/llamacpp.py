@@ -95,7 +95,10 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   the f32 KQ mask per cache, tokens, positions, output ids, set_rows's K/V indices by build):
   23.01, 40.01, 72.01, 40.01 MiB (phi-4 via Ollama's runner, three Qwen3-235B -ot logs) and
   Metal's CPU buffer 21.01 MiB (Gemma 3, b5359 rules) as printed; b5622 (between b5359 and
-  b7376, set_rows not placed) gets the named range 36.01-38.01 MiB, printed 36.01.
+  b7376, set_rows not placed) gets the named range 36.01-38.01 MiB, printed 36.01. With no
+  layer offloaded (or a CPU-only build) the CPU's own compute buffer is that estimate for a
+  device holding every layer and the output: 300.75 and 304.75 MiB as printed (two Qwen3 MoE
+  logs, b5273 CPU-only and b5269 with -ngl 0).
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``), the
   rules of v0.15.5 to v0.25.0-rc0; another release is refused by version (from v0.30.0 Ollama
@@ -2018,6 +2021,11 @@ def llamacpp_startup(
             graph_host = float(max(sizes))
             if len(sizes) > 1:
                 host_range["r"] = (float(min(sizes)), float(max(sizes)))
+        elif graph_gpu is None and with_compute and engine == "llama.cpp":
+            # no layer offloaded (or a CPU-only build, which prints the same): the CPU backend holds
+            # every layer and the output and runs the graph in its own ("CPU") buffer; the same
+            # derived estimate as a GPU's that holds them all (_compute_estimate)
+            graph_host = float(_compute_estimate(hp, nu, n_ctx_seq, fa, with_output=True))
         for g in range(n_gpus):
             comp = 0.0
             if not with_compute:
