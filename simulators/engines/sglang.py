@@ -866,12 +866,6 @@ class SglangStartup:
 # (should_split); best fit first (get_free_block). SGLang leaves the allocator's defaults
 # (no expandable segments).
 # the rules' one home: simulators/engines/allocator.py
-_LARGE_BUFFER = _allocator.LARGE_BUFFER
-_MIN_BLOCK = _allocator.MIN_BLOCK
-_MIN_LARGE_ALLOC = _allocator.MIN_LARGE_ALLOC
-_ROUND_LARGE = _allocator.ROUND_LARGE
-_SMALL_BUFFER = _allocator.SMALL_BUFFER
-_SMALL_SIZE = _allocator.SMALL_SIZE
 
 
 def caching_allocator_reserved(sizes: list[int]) -> int:
@@ -885,22 +879,16 @@ def caching_allocator_reserved(sizes: list[int]) -> int:
     for size in sizes:
         if size <= 0:
             continue
-        rounded = max(_MIN_BLOCK, -(-size // _MIN_BLOCK) * _MIN_BLOCK)
-        small = rounded <= _SMALL_SIZE
-        blocks = free[small]
+        rounded = _allocator.round_size(size)
+        blocks = free[_allocator.is_small(rounded)]
         i = bisect.bisect_left(blocks, rounded)
         if i < len(blocks):
             block = blocks.pop(i)
         else:
-            if small:
-                block = _SMALL_BUFFER
-            elif rounded < _MIN_LARGE_ALLOC:
-                block = _LARGE_BUFFER
-            else:
-                block = -(-rounded // _ROUND_LARGE) * _ROUND_LARGE
+            block = _allocator.allocation_size(rounded)
             reserved += block
         remaining = block - rounded
-        if (small and remaining >= _MIN_BLOCK) or (not small and remaining > _SMALL_SIZE):
+        if _allocator.should_split(rounded, remaining):
             bisect.insort(blocks, remaining)
     return reserved
 

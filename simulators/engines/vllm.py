@@ -559,12 +559,6 @@ def rotary_table_bytes(spec: ModelSpec, config: Mapping[str, Any], dtype_bytes: 
 # shard holds 44 MiB and gives 1.5 MiB back, while an 85 MiB shard keeps all of its 86 MiB
 # segment: the extra 1 MiB counts as loaded.
 # the rules' one home: simulators/engines/allocator.py
-_ALLOC_LARGE_BUFFER = _allocator.LARGE_BUFFER
-_ALLOC_MIN_BLOCK = _allocator.MIN_BLOCK
-_ALLOC_MIN_LARGE = _allocator.MIN_LARGE_ALLOC
-_ALLOC_ROUND_LARGE = _allocator.ROUND_LARGE
-_ALLOC_SMALL_BUFFER = _allocator.SMALL_BUFFER
-_ALLOC_SMALL_SIZE = _allocator.SMALL_SIZE
 
 
 class _Block:
@@ -629,21 +623,17 @@ def caching_allocator_allocated(events: Sequence[int]) -> int:
                     nxt.next.prev = block
             put(block)
             continue
-        rounded = max(_ALLOC_MIN_BLOCK, _pad(event, _ALLOC_MIN_BLOCK))
-        small = rounded <= _ALLOC_SMALL_SIZE
+        rounded = _allocator.round_size(event)
+        small = _allocator.is_small(rounded)
         keys = free_keys[small]
         i = bisect.bisect_left(keys, (rounded, 0))
         if i < len(keys):
             block = by_key[keys[i]]
             take(block)
-        elif small:
-            block = segment(_ALLOC_SMALL_BUFFER, small)
-        elif rounded < _ALLOC_MIN_LARGE:
-            block = segment(_ALLOC_LARGE_BUFFER, small)
         else:
-            block = segment(_pad(rounded, _ALLOC_ROUND_LARGE), small)
+            block = segment(_allocator.allocation_size(rounded), small)
         remaining = block.size - rounded
-        if (small and remaining >= _ALLOC_MIN_BLOCK) or (not small and remaining > _ALLOC_SMALL_SIZE):
+        if _allocator.should_split(rounded, remaining):
             rest = _Block(remaining, small, block.addr + rounded)
             rest.prev, rest.next = block, block.next
             if block.next is not None:
