@@ -2797,6 +2797,17 @@ LAST_READ_VERSION = "0.29.0"  # the newest vLLM whose worker and runner choice w
 # nor quantized; 0.24.0 (:550-561): a listed architecture; 0.25.1 (:557-575), 0.26.0 (:605-622):
 # a listed MoE or any model that is not MoE, neither hybrid nor attention-free; 0.27.1 (:637-
 # 660), 0.28.0 (:691-712), 0.29.0: the same, a hybrid model only if listed.
+# 0.26.0's list; 0.27 adds Kimi K3 and 0.28 DeepSeek V4 (0.29.0 keeps 0.28's)
+_V2_LISTED_0_26 = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "GraniteMoeForCausalLM",
+        "InklingForCausalLM",
+        "InklingForConditionalGeneration",
+        "LongcatFlashNgramForCausalLM",
+        "Qwen2MoeForCausalLM",
+    }
+)
 _V2_RUNNER_RULES: tuple[tuple[tuple[int, int], frozenset[str], str], ...] = (
     ((0, 21), frozenset(), "never"),
     ((0, 22), frozenset({"Qwen3ForCausalLM"}), "listed dense unquantized"),
@@ -2820,49 +2831,11 @@ _V2_RUNNER_RULES: tuple[tuple[tuple[int, int], frozenset[str], str], ...] = (
         "listed",
     ),
     ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"}), "dense"),
-    (
-        (0, 26),
-        frozenset(
-            {
-                "DeepseekV2ForCausalLM",
-                "GraniteMoeForCausalLM",
-                "InklingForCausalLM",
-                "InklingForConditionalGeneration",
-                "LongcatFlashNgramForCausalLM",
-                "Qwen2MoeForCausalLM",
-            }
-        ),
-        "dense",
-    ),
-    (
-        (0, 27),
-        frozenset(
-            {
-                "DeepseekV2ForCausalLM",
-                "GraniteMoeForCausalLM",
-                "InklingForCausalLM",
-                "InklingForConditionalGeneration",
-                "KimiK3ForConditionalGeneration",
-                "LongcatFlashNgramForCausalLM",
-                "Qwen2MoeForCausalLM",
-            }
-        ),
-        "dense, listed hybrids",
-    ),
+    ((0, 26), _V2_LISTED_0_26, "dense"),
+    ((0, 27), _V2_LISTED_0_26 | {"KimiK3ForConditionalGeneration"}, "dense, listed hybrids"),
     (
         (0, 28),
-        frozenset(
-            {
-                "DeepseekV2ForCausalLM",
-                "DeepseekV4ForCausalLM",
-                "GraniteMoeForCausalLM",
-                "InklingForCausalLM",
-                "InklingForConditionalGeneration",
-                "KimiK3ForConditionalGeneration",
-                "LongcatFlashNgramForCausalLM",
-                "Qwen2MoeForCausalLM",
-            }
-        ),
+        _V2_LISTED_0_26 | {"KimiK3ForConditionalGeneration", "DeepseekV4ForCausalLM"},
         "dense, listed hybrids",
     ),
 )
