@@ -114,7 +114,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -1593,6 +1593,42 @@ def reserve_graph_buffers(
         )
     if full_offload is None:
         full_offload = all(d >= 0 for d in layer_devices)
+    # one walk per distinct placement: the --fit loop and the command's search ask for the same
+    # placements again (a 70B on a 4090: 16 walks, 10 distinct)
+    return _reserve_graph_walk(
+        hp,
+        tuple(tensors),
+        tuple(layer_devices),
+        n_gpus,
+        n_ubatch,
+        n_kv,
+        n_stream,
+        flash_attn,
+        cache_type_k,
+        cache_type_v,
+        full_offload,
+        n_copies,
+        legacy,
+    )
+
+
+@lru_cache(maxsize=128)
+def _reserve_graph_walk(
+    hp: Hparams,
+    tensors: tuple[Tensor, ...],
+    layer_devices: tuple[int, ...],
+    n_gpus: int,
+    n_ubatch: int,
+    n_kv: int,
+    n_stream: int,
+    flash_attn: bool,
+    cache_type_k: str,
+    cache_type_v: str,
+    full_offload: bool,
+    n_copies: int,
+    legacy: bool,
+) -> tuple[tuple[int, ...], int, int]:
+    """``reserve_graph_buffers`` once its arguments are checked (the walk itself, cached)."""
     cpu = n_gpus
     u = n_ubatch
     nodes, leafs = _llama_reserve_graph(
