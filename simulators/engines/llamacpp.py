@@ -114,7 +114,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -528,7 +528,7 @@ class Tensor:
     def n_elements(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @cached_property  # read for every tensor at every placement a search tries
     def nbytes(self) -> int:
         t = _t(self.type)
         return t.row_bytes(self.shape[0]) * math.prod(self.shape[1:])
@@ -1943,13 +1943,14 @@ def llamacpp_startup(
             off = _pad(off, GGUF_ALIGNMENT)
             offsets.append((off, off + t.nbytes))
             off += t.nbytes
+        layer_dev = [dev_of(il) for il in range(n_layer + 1)]  # the output layer last
         for i, t in enumerate(tensors):
             if t.layer == -1:
                 d = -1
             elif t.layer == -2:
-                d = dev_of(n_layer)
+                d = layer_dev[n_layer]
             else:
-                d = dev_of(t.layer)
+                d = layer_dev[t.layer]
             if t.is_expert and t.layer < n_cpu_moe:
                 d = -1  # common/arg.cpp --n-cpu-moe: blk.N.ffn_(up|down|gate)_exps on the CPU
                 overridden.add(i)

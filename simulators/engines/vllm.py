@@ -873,7 +873,36 @@ def _gemma3_text_order(order: _LoadOrder, spec: ModelSpec, cfg: Mapping[str, Any
         order.free(lm_head)
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable copy of a config (dicts as sorted item tuples, lists as tuples), for a cache key."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
 def vllm_allocator_rounding_bytes(
+    spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
+) -> float | None:
+    """See ``_allocator_rounding``: the same bytes, remembered for the last configs asked (a command
+    search starts the same checkpoint at a hundred utilisations; its load order does not change)."""
+    try:
+        key = (spec, layout, tp, _frozen(config or {}))
+        hash(key)
+    except TypeError:  # an unhashable value somewhere in the config: no cache
+        return _allocator_rounding(spec, layout, tp, config)
+    if key not in _ROUNDING_CACHE:
+        if len(_ROUNDING_CACHE) >= 64:
+            _ROUNDING_CACHE.pop(next(iter(_ROUNDING_CACHE)))  # the oldest entry
+        _ROUNDING_CACHE[key] = _allocator_rounding(spec, layout, tp, config)
+    return _ROUNDING_CACHE[key]
+
+
+_ROUNDING_CACHE: dict[tuple, float | None] = {}
+
+
+def _allocator_rounding(
     spec: ModelSpec, layout: WeightLayout, tp: int = 1, config: Mapping[str, Any] | None = None
 ) -> float | None:
     """Bytes "Model loading took" counts beyond the tensors vLLM loads: the allocator's live
