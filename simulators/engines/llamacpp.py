@@ -20,9 +20,11 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   the experts on the CPU (``-ot``) on one and two GPUs, with and without mmap (ik_llama.cpp#514 and
   discussion 357: every model buffer within 0.03 %). On Metal the device buffer is such a
   range too (``llama-model-loader.cpp: get_mapping_range``), so it depends on the file's tensor
-  order: files llama-quantize writes (``weight_name_comparer`` order) put output.weight before
-  token_embd and the range spans the whole file; a file that stores token_embd first maps the
-  file less token_embd (llama.cpp#8886: 4988.00 MiB printed, 5332.44 MiB in quantize order).
+  order: files llama-quantize writes from llama.cpp b3999 (PR #9935, ``weight_name_comparer``
+  order) put output.weight before token_embd and the range spans the whole file; a file that
+  existed before 2024-10-31 (``file_date``) keeps its converter's order, token_embd first, and
+  maps the file less token_embd (llama.cpp#8886, a convert.py file of spring 2024: 4988.00 MiB
+  as printed; 5332.44 MiB in quantize order).
 - Which layers ``-ngl k`` puts on the GPUs (``src/llama-model.cpp: load_tensors``), by build:
   the pinned ec98e2002 and mainline builds up to b7376 offload the repeating layers first, from
   the last one down, and the output layer only when every block is on the GPU
@@ -98,7 +100,12 @@ Pinned build: llama.cpp ``ec98e2002`` (December 2025), the tree Ollama vendored 
   b7376, set_rows not placed) gets the named range 36.01-38.01 MiB, printed 36.01. With no
   layer offloaded (or a CPU-only build) the CPU's own compute buffer is that estimate for a
   device holding every layer and the output: 300.75 and 304.75 MiB as printed (two Qwen3 MoE
-  logs, b5273 CPU-only and b5269 with -ngl 0).
+  logs, b5273 CPU-only and b5269 with -ngl 0; the latter a BLAS build, where the BLAS backend
+  prints that figure, the output's MUL_MAT with its copied input, the same output step, and
+  the CPU backend's CUDA_Host buffer is not modelled). A GGML_BLAS build (``blas``) has a BLAS backend
+  too, whose buffer (printed "CPU" beside CUDA_Host) holds the batch MUL_MATs on host weights
+  with their copied input (``_blas_compute_bytes``): 8.25 MiB as printed for the MoE routers
+  left on the CPU (ik_llama.cpp discussion 357, b5269 with OpenBLAS).
 - Ollama: its defaults (``envconfig/config.go``, ``server/routes.go``, ``llm/server.go``) and its
   layer-offload decision (``llm/server.go: buildLayout``/``assignLayers``/``greedyFit``), the
   rules of v0.15.5 to v0.25.0-rc0; another release is refused by version (from v0.30.0 Ollama
@@ -192,6 +199,47 @@ SWA_CACHE_FROM_BUILD = 7376
 # b7376 and the pinned build. A build in between gets a range (with and without them).
 SET_ROWS_NONE_UP_TO_BUILD = 5359
 SET_ROWS_FROM_BUILD = 7376
+# A GGUF file's tensor order, by the llama-quantize build that wrote it. llama.cpp PR #9935
+# ("loader: refactor tensor weights storage", merged as ab3d71f9 = build 3999 on 2024-10-31, the
+# ggml CI run of that commit printing "build: 3999 (ab3d71f9)") made the loader's weights a
+# std::map sorted by weight_name_comparer, and llama-quantize writes its output in that order.
+# Before it the loader kept a vector in the input file's order (llama.cpp 7f9698470, llama.cpp:
+# weights.emplace_back for each tensor of the file, ggml_get_first_tensor .. ggml_get_next_tensor)
+# and llama_model_quantize_internal wrote ml.get_weight(i) for i in 0 .. n_tensors-1, that order:
+# a file quantized then keeps its converter's order. convert.py (7f9698470^: lazy_load_safetensors_
+# file, merge_multifile_models, write_all) and convert_hf_to_gguf.py (get_tensors) write a Hugging
+# Face checkpoint's tensors shard by shard; the shards are cut in state_dict order
+# (huggingface_hub serialization/_base.py split_state_dict_into_shards_factory), which opens with
+# model.embed_tokens (transformers LlamaModel: embed_tokens, layers, norm; lm_head last), so
+# token_embd is the file's first tensor. Ollama's vendored tree changed from the vector to the map
+# between llama.cpp 3f1ae2e3 and 40c6d79f (Ollama 527cc9789). The place of the other tensors in
+# such a file is not followed here.
+PR9935_MERGED = (2024, 10, 31)
+
+
+def _file_predates_pr9935(file_date: object) -> bool:
+    """Whether a GGUF file that existed by ``file_date`` (an ISO date, e.g. the day of the log that
+    loaded it) was necessarily quantized before llama.cpp b3999 (PR #9935)."""
+    from datetime import date
+
+    if not isinstance(file_date, str):
+        raise EngineError("file_date must be a date, YYYY-MM-DD (a day by which the GGUF file existed)")
+    try:
+        day = date.fromisoformat(file_date)
+    except ValueError as exc:
+        raise EngineError(
+            f"file_date {file_date!r} is not a date, YYYY-MM-DD (a day by which the GGUF file existed)"
+        ) from exc
+    return day < date(*PR9935_MERGED)
+
+
+# llama.cpp built with GGML_BLAS (ggml/src/ggml-blas/ggml-blas.cpp, as vendored by Ollama 8dd12c873
+# at llama.cpp e1e8e099, 2025-05-01): the BLAS device is an ACCEL device, which llama-context.cpp
+# puts between the GPUs and the CPU backend; its buffer type is the plain CPU one
+# (ggml_backend_cpu_buffer_type, printed "CPU compute buffer" beside the CPU backend's CUDA_Host),
+# it accepts host buffers (supports_buft: ggml_backend_buft_is_host) and, of the ops with a weight,
+# MUL_MAT when ne0, ne1 and ne10 are all at least 32 (min_batch) on contiguous inputs, an f32 src1.
+BLAS_MIN_BATCH = 32
 
 
 # ---------------------------------------------------------------------------------------------
@@ -990,6 +1038,35 @@ def _host_expert_copy_estimate(
     return max(t.nbytes for t in host_experts) + live + mask
 
 
+def _blas_compute_bytes(host_matmuls: Sequence[tuple[str, int, int]], n_ubatch: int) -> int:
+    """The BLAS backend's own compute buffer (a GGML_BLAS build beside one or more GPUs), from
+    ggml-backend.cpp's scheduler (Ollama 8dd12c873's vendored ggml, llama.cpp e1e8e099): an op
+    with a weight goes to the first backend that accepts the weight's buffer and the op
+    (ggml_backend_sched_backend_from_buffer); a GPU's offload_op is asked only when that is the
+    CPU backend, the last. A 2-D MUL_MAT on a host weight with ne0, ne1 (the micro-batch) and ne10
+    of at least 32 is the BLAS backend's (ggml-blas.cpp supports_op; MUL_MAT_ID, GET_ROWS and MUL
+    are not, so experts, token_embd and norms go to the GPU or stay on the CPU). Its input comes
+    from a GPU (the norm before it, offloaded), so the split copies it into the BLAS buffer
+    (``ggml_dup_tensor_layout``, freed after its last use with n_copies 1), and the product is
+    freed once the next split has copied it: each such matmul holds its f32 input (ne10 x u) and
+    output (ne0 x u) at once, and the buffer is the largest pair. ``host_matmuls``: (name, ne10,
+    ne0) of each host weight a MUL_MAT reads; the MoE routers (ffn_gate_inp, each alone between
+    offloaded ops) and the output projection are followed, a block's own matrices (a layer left
+    on the CPU, whose Q/K/V share one input) are refused."""
+    u = n_ubatch
+    peak = 0
+    for name, ne10, ne0 in host_matmuls:
+        if u < BLAS_MIN_BATCH or ne10 < BLAS_MIN_BATCH or ne0 < BLAS_MIN_BATCH:
+            continue  # the CPU backend's, or offloaded to a GPU
+        if not (name.endswith(".ffn_gate_inp.weight") or name == "output"):
+            raise EngineError(
+                f"blas: the BLAS backend's buffer is followed for the MoE routers and the output"
+                f" projection left in host memory; {name} (a layer's own matrix on the CPU) is not"
+            )
+        peak = max(peak, _pad(ne10 * u * 4, HOST_ALIGNMENT) + _pad(ne0 * u * 4, HOST_ALIGNMENT))
+    return peak
+
+
 # ---------------------------------------------------------------------------------------------
 # The reserve graph as the scheduler splits it and the allocator places it
 # ---------------------------------------------------------------------------------------------
@@ -1726,6 +1803,8 @@ def llamacpp_startup(
     use_mmap: bool = True,
     build: int | None = None,
     legacy_graph: bool = False,
+    file_date: str | None = None,
+    blas: bool = False,
 ) -> LlamaCppStartup:
     """What llama.cpp allocates when it loads ``config`` quantized as ``quant`` on ``gpu``.
 
@@ -1748,6 +1827,13 @@ def llamacpp_startup(
     ``legacy_graph``: the log prints ``llama_new_context_with_model`` (an early-2025 or older
     build); where the reserve graph is walked it is that build's (``_llama_reserve_graph``: FFN
     as silu then mul in place, K/V stored by ggml_cpy, the mask padded to 32 rows).
+    ``file_date``: a day (YYYY-MM-DD) by which the GGUF file existed, such as its log's date. The
+    file's tensor order sets a mapped range (a CPU buffer under mmap, a Metal buffer): by default
+    llama-quantize's weight_name_comparer order (llama.cpp b3999, PR #9935, on); a file that
+    existed before 2024-10-31 keeps its converter's order, token_embd first (see PR9935_MERGED),
+    and a placement whose mapped range depends on the rest of that order is refused.
+    ``blas``: llama.cpp built with GGML_BLAS; the BLAS backend's compute buffer (printed "CPU
+    compute buffer" beside a GPU's host buffer) is the ``"BLAS"`` device's (_blas_compute_bytes).
     """
     acc = resolve_gpu(gpu)
     hp = model_hparams(config)
@@ -1840,6 +1926,16 @@ def llamacpp_startup(
 
     tensors = quant_types(hp, quant, output_tensor_type, token_embedding_type)
     file_bytes = sum(t.nbytes for t in tensors)
+    # a file that existed before llama.cpp b3999 keeps its converter's order: token_embd first
+    converter_order = file_date is not None and _file_predates_pr9935(file_date)
+    if converter_order:
+        tensors = sorted(tensors, key=lambda t: t.name != "token_embd.weight")  # stable: the rest as is
+    if not isinstance(blas, bool):
+        raise EngineError("blas must be true or false")
+    if blas and is_metal:
+        raise EngineError("blas: a BLAS backend beside Metal (both print a CPU buffer) is not modelled")
+    if blas and engine != "llama.cpp":
+        raise EngineError("blas: a BLAS backend is followed for llama.cpp's own scheduler, not Ollama's")
 
     # n_ctx, streams, batch (src/llama-context.cpp)
     ctx = n_ctx or hp.n_ctx_train
@@ -1972,6 +2068,19 @@ def llamacpp_startup(
                     )
                 model[d] += _pad(size, CUDA_ALIGNMENT)
                 gpu_idx.setdefault(d, []).append(i)
+        if converter_order:
+            # only token_embd's place (first) is known: a mapped range is followed where it is
+            # token_embd alone or every other tensor (a tied output maps token_embd on Metal too)
+            rest = set(range(1, len(tensors)))
+            mapped = [set(cpu_idx)] if use_mmap or is_metal else []
+            if is_metal:
+                mapped += [set(ix) for ix in gpu_idx.values()]
+            if any(s and s != {0} and s != rest for s in mapped) or (is_metal and hp.tied):
+                raise EngineError(
+                    f"file_date {file_date}: a file quantized before llama.cpp b3999 (PR #9935) keeps"
+                    " its converter's tensor order, of which only token_embd's place (first) is"
+                    " followed; this placement maps a file range that depends on the rest of it"
+                )
         if is_metal:
             # src/llama-model.cpp load_tensors: a device that can wrap host memory (Metal) maps
             # the file range from its first tensor to its last, as the CPU buffer does
@@ -2079,6 +2188,17 @@ def llamacpp_startup(
         host_layers = sum(1 for il in range(n_layer + 1) if dev_of(il) < 0)
         if host_bufs.get(host_name):
             devs.append(DeviceMemory(host_name, host_bufs[host_name], 0.0, 0.0, None, 0))
+        if blas:
+            # the BLAS backend (an ACCEL device, GGML_BLAS builds): the MUL_MATs on host weights
+            host_mm = [
+                ("output" if tensors[i].name == "output.weight" else tensors[i].name, *tensors[i].shape)
+                for i in cpu_idx
+                if len(tensors[i].shape) == 2 and tensors[i].name != "token_embd.weight"
+            ]
+            if hp.tied and dev_of(n_layer) < 0:
+                host_mm.append(("output", hp.n_embd, hp.n_vocab))  # the output reads token_embd
+            comp = float(_blas_compute_bytes(host_mm, nu)) if with_compute else 0.0
+            devs.append(DeviceMemory("BLAS", 0.0, 0.0, comp, None, 0))
         devs.append(
             DeviceMemory(
                 "CPU", cpu_mapped + host_bufs.get("CPU", 0.0), kv_cpu, float(graph_host), None, host_layers
