@@ -815,7 +815,7 @@ def _pad(n: int, a: int) -> int:
 class DeviceMemory:
     """One device's buffers as llama.cpp prints them."""
 
-    name: str  # "CUDA0", "CPU", "Metal"
+    name: str  # "CUDA0", "CPU", "Metal", "BLAS" (a GGML_BLAS build's backend, host memory)
     model_bytes: float
     kv_bytes: float
     compute_bytes: float
