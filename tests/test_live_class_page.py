@@ -464,3 +464,36 @@ def test_the_join_link_joins_even_when_a_script_used_up_the_networks_wrong_codes
     other = store.create_room("gpu-basics")
     crossed = _phone(other.code, "cat-0123456789abcdef", k=room.join_key)  # another room's key
     assert "Too many wrong room codes" in _texts(crossed)
+
+
+def test_a_rerun_sent_before_the_browser_saw_the_rooms_address_still_opens_the_room():
+    """CI failure (2026-11-29, test_the_whole_peer_instruction_loop_with_three_students): a phone
+    typed the code and pressed Join, and its hello, sent with the address it still showed (no
+    room), replaced the join's rerun (Streamlit keeps the newer query string when it folds two
+    reruns): the student was back on the form. The hello's run without the room is mended; a
+    run the reader starts without it is the reader leaving."""
+    store = classroom.open_store()
+    room = store.create_room("gpu-basics")
+    at = open_page(PAGE)
+    at.text_input[0].set_value(room.code.lower())
+    _button(at, "Join").click().run()
+    assert at.query_params["room"] == room.code
+    at.query_params.clear()  # the hello's rerun, with the address as it was before Join
+    at.session_state["_class_hello"] = {"voter": "amy-0123456789abcdef", "host": None, "link": None}
+    at.session_state["_class_hello_now"] = True  # what the hello's callback notes for its run
+    at.run()
+    assert not at.exception and at.query_params.get("room") == room.code
+    assert "Join" not in [b.label for b in at.button]
+    assert f"Room {room.code}" in _texts(at) and "Voting is open" in _texts(at)
+    at.query_params.clear()  # the reader leaves (no hello in this run): the form again
+    at.run()
+    assert "Join" in [b.label for b in at.button] and not at.query_params.get("room")
+    lecturer = open_page(PAGE)  # the same for a lecturer's Start a room
+    _button(lecturer, "Start a room").click().run()
+    code = lecturer.query_params["room"]
+    lecturer.query_params.clear()
+    lecturer.session_state["_class_hello_now"] = True
+    lecturer.run()
+    assert lecturer.query_params.get("room") == code and "Close voting, show results" in [
+        b.label for b in lecturer.button
+    ]

@@ -85,6 +85,9 @@ _LINKS = "_class_links"  # one-time link tokens already handled
 _INBOX = "_class_inbox"  # ballots the phone sent, not yet handled
 _OUTBOX = "_class_outbox"  # classroom.Outbox: ballots waiting for the database
 _ROOMS = "_class_rooms"  # code -> the room as last read (shown through an outage)
+_GOING = "_class_going"  # (code, time): the room this page just joined or started
+_HELLO_NOW = "_class_hello_now"  # this run carries the browser's hello
+GOING_SECONDS = 30.0  # how long a rerun sent before the browser saw the room's address is mended
 _SEEN = "_class_seen"  # when this phone last noted its presence
 _SHOWN = "_class_shown"  # (code, question, variant, phase) last drawn: announce a change
 _SAID = "_class_said"  # counter for announcement ids
@@ -168,6 +171,8 @@ def render() -> None:
     ss.setdefault(_SID, secrets.token_urlsafe(8))
     s = store()
     code_text = st.query_params.get("room", "")
+    if ss.pop(_HELLO_NOW, False) and not code_text:
+        code_text = _still_going()
     code = normalise_code(code_text)
     if s is not None:
         _claim_links(s, code)
@@ -228,12 +233,36 @@ def render() -> None:
     student_view(s, room, hello["voter"])
 
 
+def _going(code: str) -> None:
+    """Open ``code``'s room on this page (after a join or a start), and remember it for a moment."""
+    st.session_state[_GOING] = (code, time.monotonic())
+    st.query_params.from_dict({"room": code})
+    st.rerun()
+
+
+def _still_going() -> str:
+    """The room this page joined or started a moment ago, for the browser's hello that comes
+    without it ("" if none).
+
+    The browser sends each rerun with the address it shows. Its hello, sent before it saw the
+    room's address (a slow phone, Join pressed at once), would otherwise replace the join's own
+    rerun (Streamlit keeps the newer query string when it folds two reruns into one) and land the
+    student back on the form. Only the hello's run is mended, once and within ``GOING_SECONDS``:
+    a run the reader starts without the room (a link, the back button) is the reader leaving."""
+    going = st.session_state.pop(_GOING, None)
+    if not going or time.monotonic() - going[1] > GOING_SECONDS:
+        return ""
+    st.query_params.from_dict({"room": going[0]})
+    return going[0]
+
+
 def _on_hello() -> None:
     """The browser's hello (once per page session): its voter id, its lecturer credential for this
     room, a one-time lecturer link taken out of the address, and votes not yet heard back about."""
     value = trigger_value(LINK_KEY, "hello")
     if not isinstance(value, dict) or not valid_voter(value.get("voter")):
         return
+    st.session_state[_HELLO_NOW] = True
     before = st.session_state.get(_HELLO)
     # A page session keeps the voter id of its first hello: a socket that says hello again with
     # other ids is one voter, not thirty.
@@ -432,8 +461,7 @@ def _join(s: Store, typed: str) -> None:
     except StoreUnavailable:
         st.error(f"{OUTAGE}: try again in a moment.")
         return
-    st.query_params.from_dict({"room": room.code})
-    st.rerun()
+    _going(room.code)
 
 
 def _is_lecturer(s: Store) -> bool:
@@ -468,8 +496,7 @@ def _start(s: Store, lesson_id: str, ask_confidence: bool) -> None:
         st.error(f"Could not start a room: {OUTAGE.lower()}. Try again in a moment.")
         return
     st.session_state.setdefault(_HOSTS, {})[room.code] = room.host_token
-    st.query_params.from_dict({"room": room.code})
-    st.rerun()
+    _going(room.code)
 
 
 # -- the lecturer -------------------------------------------------------------------------------
@@ -965,6 +992,7 @@ def _ended(s: Store, room: Room, credential: str) -> None:
     st.caption("No more votes. The results stay here for 12 hours: download them, or print the record.")
     _record(s, room, credential, heading=False)
     if st.button("Start a new room", type="primary"):
+        st.session_state.pop(_GOING, None)
         st.query_params.clear()
         st.rerun(scope="app")
 
