@@ -352,7 +352,12 @@ def test_by_keyboard_focus_goes_to_stop_and_back_and_a_slow_first_dispatch_chang
 
     dispatch = next(r for r in slow["results"] if r.get("mode") == "webgpu-dispatch")
     assert dispatch["inner_loops"] >= 64 and dispatch["min_s"] < 5e-3, dispatch
-    assert labels(slow) == labels(normal), (labels(normal), labels(slow))
+    # The sizes a run reaches depend on time (it stops before a pass over 4x as much would take over
+    # 0.6 s), so on a busy machine one run may stop a size earlier: the shorter list is a prefix of
+    # the longer, and on the sizes both measured the labels are the same.
+    short, long_ = sorted((labels(slow), labels(normal)), key=len)
+    assert len(short) >= 6, (labels(normal), labels(slow))  # copy and triad at three sizes at least
+    assert long_[: len(short)] == short, (labels(normal), labels(slow))
     print(
         "\ndispatch normal/slow-hooked (us):",
         [
