@@ -529,6 +529,25 @@ def test_metal_mapped_buffer_is_a_file_range_that_depends_on_tensor_order() -> N
             llamacpp_startup(cfg, gpu, fit=False, **{**s, "file_date": bad})
 
 
+def test_a_tied_output_on_metal_is_inside_the_mapped_range() -> None:
+    """A tied output (Gemma 3) is token_embd duplicated into the output layer's context under its
+    own name (llama-model-loader.cpp create_tensor, TENSOR_DUPLICATED); on Metal the buffer is the
+    file range get_mapping_range finds for that context's names, so it covers token_embd and is
+    never more than the file: every layer on Metal maps the whole file, not the file plus
+    token_embd. A CUDA device allocates the duplicate beside its layers."""
+    rec = next(x for x in LOGS if x["id"] == "llamacpp-12907-gemma3-4b-q4_k_m-metal-counts")
+    _, cfg, gpu, s = _inputs(rec)
+    r = llamacpp_startup(cfg, gpu, fit=False, **s)
+    assert r.hparams.tied
+    embd = next(t for t in r.tensors if t.name == "token_embd.weight")
+    assert _devices(r)["Metal"].model_bytes == r.file_bytes  # output_norm first, the last block last
+    assert _devices(r)["CPU"].model_bytes == embd.nbytes
+    cuda = llamacpp_startup(cfg, "rtx-4090", fit=False, quant="Q4_K_M", n_ctx=4096, build=5359)
+    # CUDA: the blocks and output_norm (the file less token_embd) plus the allocated duplicate
+    assert _devices(cuda)["CUDA0"].model_bytes == pytest.approx(r.file_bytes, rel=0.01)
+    assert _devices(cuda)["CPU"].model_bytes == embd.nbytes
+
+
 def test_blas_backend_compute_buffer_holds_a_routers_input_and_logits() -> None:
     """ik_llama.cpp discussion 357, mainline b5269 built with OpenBLAS on one RTX 3090, the ffn
     tensors of layers 5-93 on the CPU: the "CPU compute buffer" (8.25 MiB) is the BLAS backend's.

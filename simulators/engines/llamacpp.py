@@ -2083,11 +2083,19 @@ def llamacpp_startup(
                 )
         if is_metal:
             # src/llama-model.cpp load_tensors: a device that can wrap host memory (Metal) maps
-            # the file range from its first tensor to its last, as the CPU buffer does
+            # the file range from its first tensor to its last, as the CPU buffer does. A tied
+            # output is token_embd duplicated into the output layer's context under its own name
+            # (llama-model-loader.cpp create_tensor, TENSOR_DUPLICATED), so get_mapping_range
+            # counts token_embd's place in the file: the range covers it, nothing is added
+            # (llama.cpp's loader; Ollama's own engine keeps the duplicate added below)
+            embd_i = next(i for i, t in enumerate(tensors) if t.name == "token_embd.weight")
             for d, idx in gpu_idx.items():
-                model[d] = offsets[idx[-1]][1] - offsets[idx[0]][0]
-        if hp.tied:
-            # the output reuses token_embd, duplicated onto the output layer's device
+                ends = [offsets[idx[0]][0], offsets[idx[-1]][1]]
+                if hp.tied and d == dev_of(n_layer) and engine == "llama.cpp":
+                    ends += list(offsets[embd_i])
+                model[d] = max(ends) - min(ends)
+        if hp.tied and not (is_metal and engine == "llama.cpp"):
+            # the output reuses token_embd, duplicated onto the output layer's device (allocated)
             d = dev_of(n_layer)
             emb = next(t for t in tensors if t.name == "token_embd.weight")
             if d >= 0:
