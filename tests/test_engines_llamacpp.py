@@ -20,6 +20,7 @@ from simulators.engines import (
     parse_log,
 )
 from simulators.engines.llamacpp import (
+    _blas_compute_bytes,
     gguf_types,
     hybrid_cache,
     log_config,
@@ -568,9 +569,15 @@ def test_blas_backend_compute_buffer_holds_a_routers_input_and_logits() -> None:
     # below 32 tokens a micro-batch's MUL_MATs are not the BLAS backend's (ggml-blas.cpp min_batch)
     small = llamacpp_startup(cfg, gpu, fit=False, **{**s, "n_ubatch": 16})
     assert _devices(small)["BLAS"].compute_bytes == 0
-    # a layer left on the CPU (its own Q/K/V matrices) is not followed
-    with pytest.raises(EngineError, match="blas"):
-        llamacpp_startup(cfg, gpu, fit=False, **{**s, "override_tensors": (), "n_gpu_layers": 90})
+    # the output step alone: its copied normed input and the logits, 8 + 296.75 MiB, the figure the
+    # same BLAS build prints as its "CPU compute buffer" with every layer in host memory (-ngl 0)
+    assert _blas_compute_bytes([("output", 4096, 151936)], 512) == 304.75 * MiB
+    # a layer left on the CPU (its own Q/K/V matrices), or the output layer, is not followed
+    with pytest.raises(EngineError, match="blas: the BLAS backend's buffer"):
+        attn_q = [(r"blk\.5\.attn_q\.weight", "CPU"), *s["override_tensors"]]
+        llamacpp_startup(cfg, gpu, fit=False, **{**s, "override_tensors": attn_q})
+    with pytest.raises(EngineError, match="blas: the output layer"):
+        llamacpp_startup(cfg, gpu, fit=False, **{**s, "n_gpu_layers": 94, "build": 5269})
     with pytest.raises(EngineError, match="blas"):
         llamacpp_startup(cfg, "m2-max", quant="Q6_K", n_ctx=4096, total_bytes=64 * 2**30, blas=True)
 

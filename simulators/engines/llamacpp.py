@@ -2203,8 +2203,13 @@ def llamacpp_startup(
                 for i in cpu_idx
                 if len(tensors[i].shape) == 2 and tensors[i].name != "token_embd.weight"
             ]
-            if hp.tied and dev_of(n_layer) < 0:
-                host_mm.append(("output", hp.n_embd, hp.n_vocab))  # the output reads token_embd
+            if dev_of(n_layer) < 0 and with_compute and nu >= BLAS_MIN_BATCH:
+                # the output's MUL_MAT would be the BLAS backend's, its logits leaving the GPU's
+                # buffer, where the GPU's estimate counts them
+                raise EngineError(
+                    "blas: the output layer in host memory with a BLAS backend (its logits in the"
+                    " BLAS buffer, not a GPU's) is not followed; offload every layer (-ngl 99)"
+                )
             comp = float(_blas_compute_bytes(host_mm, nu)) if with_compute else 0.0
             devs.append(DeviceMemory("BLAS", 0.0, 0.0, comp, None, 0))
         devs.append(
