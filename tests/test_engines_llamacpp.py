@@ -525,6 +525,15 @@ def test_metal_mapped_buffer_is_a_file_range_that_depends_on_tensor_order() -> N
         llamacpp_startup(
             cfg, "rtx-4090", fit=False, quant="Q5_0", n_ctx=2048, n_gpu_layers=20, file_date="2024-08-06"
         )
+    # Llama 3.1's rope_freqs: convert_hf_to_gguf.py wrote it ahead of token_embd in 2024
+    from simulators.presets import get_model_preset
+
+    llama31 = get_model_preset("llama-3.1-8b").config
+    with pytest.raises(EngineError, match="rope_freqs"):
+        llamacpp_startup(llama31, "rtx-4090", fit=False, n_ctx=2048, file_date="2024-08-06")
+    assert llamacpp_startup(
+        llama31, "rtx-4090", fit=False, n_ctx=2048, file_date="2024-11-01"
+    ).hparams.rope_freqs
     for bad in ("2024-13-01", "last August", 20240806):
         with pytest.raises(EngineError, match="file_date"):
             llamacpp_startup(cfg, gpu, fit=False, **{**s, "file_date": bad})

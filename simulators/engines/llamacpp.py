@@ -211,7 +211,8 @@ SET_ROWS_FROM_BUILD = 7376
 # Face checkpoint's tensors shard by shard; the shards are cut in state_dict order
 # (huggingface_hub serialization/_base.py split_state_dict_into_shards_factory), which opens with
 # model.embed_tokens (transformers LlamaModel: embed_tokens, layers, norm; lm_head last), so
-# token_embd is the file's first tensor. Ollama's vendored tree changed from the vector to the map
+# token_embd is the file's first tensor (but for a generated tensor written ahead of the
+# checkpoint's, Llama 3.1's rope_freqs: such a file is refused). Ollama's vendored tree changed from the vector to the map
 # between llama.cpp 3f1ae2e3 and 40c6d79f (Ollama 527cc9789). The place of the other tensors in
 # such a file is not followed here.
 PR9935_MERGED = (2024, 10, 31)
@@ -1928,6 +1929,14 @@ def llamacpp_startup(
     file_bytes = sum(t.nbytes for t in tensors)
     # a file that existed before llama.cpp b3999 keeps its converter's order: token_embd first
     converter_order = file_date is not None and _file_predates_pr9935(file_date)
+    if converter_order and hp.rope_freqs:
+        # convert_hf_to_gguf.py LlamaModel.prepare_tensors (ik_llama.cpp 3f7899c25, mainline of
+        # 2024-08) writes Llama 3.1's rope_freqs before the checkpoint's tensors
+        raise EngineError(
+            f"file_date {file_date}: a file quantized before llama.cpp b3999 keeps its converter's order,"
+            " and a converter that writes rope_freqs (Llama 3.1's rope factors) puts it ahead of"
+            " token_embd; that order is not followed"
+        )
     if converter_order:
         tensors = sorted(tensors, key=lambda t: t.name != "token_embd.weight")  # stable: the rest as is
     if not isinstance(blas, bool):
