@@ -212,9 +212,9 @@ SET_ROWS_FROM_BUILD = 7376
 # (huggingface_hub serialization/_base.py split_state_dict_into_shards_factory), which opens with
 # model.embed_tokens (transformers LlamaModel: embed_tokens, layers, norm; lm_head last), so
 # token_embd is the file's first tensor (but for a generated tensor written ahead of the
-# checkpoint's, Llama 3.1's rope_freqs: such a file is refused). Ollama's vendored tree changed from the vector to the map
-# between llama.cpp 3f1ae2e3 and 40c6d79f (Ollama 527cc9789). The place of the other tensors in
-# such a file is not followed here.
+# checkpoint's, Llama 3.1's rope_freqs: such a file is refused). Ollama's vendored tree changed
+# from the vector to the map between llama.cpp 3f1ae2e3 and 40c6d79f (Ollama 527cc9789). The
+# place of the other tensors in such a file is not followed here.
 PR9935_MERGED = (2024, 10, 31)
 
 
