@@ -175,20 +175,6 @@ def test_held_out_tally():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30's held-out bar is not met: 6 unseen vLLM 0.19 start-ups counted (10 wanted); KV within"
-    " 2 % on 5 of 6, within 5 % on 6 of 6, worst Qwen2.5-72B on 4x L40S over PCIe +2.36 % tokens (gpt-oss-20b"
-    " on an A100 +0.96 % of the available memory, Llama 3.1 70B AWQ on 2x A100 40GB +1.58 % tokens, Qwen3-8B"
-    " on an A100 40GB +0.44 % and -0.38 %, Qwen3-0.6B eager on an RTX 3060 +1.23 %); weights within 1 % on 6"
-    " of 6. Printed, not counted: Gemma 4 26B-A4B eager on an A100 +1.52 % (its version line was not in what"
-    " was read), vLLM 0.9.2's V1 engine (refused by version) and four seen rows: the two"
-    " LAMBO Qwen3.5-27B runs on 4x RTX 3090 (the vision encoder's pass, v1/worker/gpu_model_runner.py:"
-    "5721-5794, found on them; now +0.00 % tokens), Qwen3-Coder-30B-A3B-FP8 on an A100 40GB (FP8 through"
-    " Marlin below sm89, 16-bit scales per 128 along K, utils/marlin_utils_fp8.py:139-183, 266-303, found on"
-    " it: weights -1.50 % -> -0.05 %, KV tokens +9.41 % -> +0.87 %) and vLLM 0.29.0's Qwen2.5-7B on an RTX"
-    " 5090 (+8.82 % on the 0.21+ line; the V2 model runner under 0.27's mem_get_info ledger, now refused)",
-)
 def test_issue_30_held_out_acceptance():
     """Issue 30's bar: KV within 2 % on >= 90 % of the 0.19 start-ups whose config and device
     total are known, all within 5 %, weights within 1 %."""
