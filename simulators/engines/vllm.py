@@ -1438,6 +1438,47 @@ def scheduler_defaults(total_bytes: float, gpu_name: str = "", *, offline: bool 
     return (8192 if offline else 2048), 256
 
 
+CHUNKED_OFF_HYBRID_NOT_MODELLED = (
+    "chunked prefill off with a hybrid model's state layers (Mamba, Gated DeltaNet) is not"
+    " modelled: vLLM ties it to prefix caching's mamba_cache_mode (0.19.0"
+    " model_executor/models/config.py:423-460, 0.29.0 :609-644), whose 'align' mode asserts"
+    " chunked prefill and whose 'all' mode sizes the state blocks differently"
+)
+
+
+def chunked_prefill_batched_tokens(
+    max_num_batched_tokens: int | None,
+    default: int,
+    *,
+    max_num_seqs: int,
+    max_model_len: int,
+    enable_chunked_prefill: bool = True,
+) -> int:
+    """``max_num_batched_tokens`` as vLLM resolves it, the user's (``max_num_batched_tokens``)
+    or the usage context's ``default`` (``scheduler_defaults``).
+
+    vLLM 0.19.0 ``vllm/engine/arg_utils.py:2180-2246``
+    (``_set_default_max_num_seqs_and_batched_tokens_args``; the same rule in 0.29.0 at
+    2872-2961): only when the user set none, chunked prefill off raises it to
+    max(max_model_len, default) (0.19.0:2217-2222, 0.29.0:2915-2920, "If max_model_len is too
+    short, use the default for higher throughput"), then any default is capped at max_num_seqs ×
+    max_model_len (0.19.0:2224-2230). A value the user set is kept as given; with chunked prefill
+    off one smaller than max_model_len makes ``config/scheduler.py`` ``verify_max_model_len``
+    raise (0.19.0:259-270), which ``vllm_startup`` returns as a refusal. Chunked prefill off also drops the "Chunked prefill
+    is enabled with max_num_batched_tokens=" line (scheduler.py:237-242 prints it only when on).
+    The profile's encoder batch (``multimodal/encoder_budget.py:167-171``, 0.29.0 :174-178) then
+    cuts max_num_seqs to max_num_batched_tokens // tokens per item, which changes nothing here:
+    the items are already at most max(max_num_batched_tokens, per item) // per item
+    (``vision_encoder_profile``). Nothing else in the profile run reads the flag.
+    """
+    if max_num_batched_tokens is not None:
+        return int(max_num_batched_tokens)
+    batched = int(default)
+    if not enable_chunked_prefill:
+        batched = max(int(max_model_len), batched)
+    return min(int(max_num_seqs) * int(max_model_len), batched)
+
+
 def _next_power_of_two(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
 
@@ -2206,6 +2247,7 @@ def vllm_startup(
     limit_mm_per_prompt: Mapping[str, int] | None = None,
     language_model_only: bool = False,
     skip_mm_profiling: bool = False,
+    enable_chunked_prefill: bool = True,
 ) -> VllmStartup:
     """Predict what vLLM prints when it starts this model on ``gpu`` (per GPU).
 
@@ -2228,6 +2270,10 @@ def vllm_startup(
     ``total_bytes`` overrides the device's reported memory (a log's ``total_memory``); by default
     it is the sourced reading for the catalog row (``reported_memory_bytes``), and a row without
     one is refused. ``offline`` uses the ``LLM`` class's batch defaults instead of the server's.
+    ``enable_chunked_prefill=False`` (``--no-enable-chunked-prefill``) is vLLM's rule for a step
+    that must hold a whole prompt (``chunked_prefill_batched_tokens``): the default batch grows
+    to max_model_len, and a smaller batch the user set is refused as vLLM refuses it; with a
+    hybrid model's state layers it is refused (``CHUNKED_OFF_HYBRID_NOT_MODELLED``).
     Refusals that vLLM itself would raise come back as ``verdict="refused"`` with its reason:
     a context above the model's limit, heads that do not split over TP, weights or
     activations that leave nothing for the cache, too little KV memory for one request.
@@ -2271,10 +2317,16 @@ def vllm_startup(
         raise EngineError("max_model_len: the config gives no max_position_embeddings; set one")
     defaults = scheduler_defaults(total, accel.name, offline=offline)
     user_batched = max_num_batched_tokens is not None
-    batched = int(max_num_batched_tokens) if user_batched else defaults[0]
     seqs = int(max_num_seqs) if max_num_seqs is not None else defaults[1]
-    if not user_batched:
-        batched = min(seqs * model_len, batched)  # arg_utils.py: chunked prefill keeps it ≤ seqs × len
+    batched = chunked_prefill_batched_tokens(
+        int(max_num_batched_tokens) if user_batched else None,
+        defaults[0],
+        max_num_seqs=seqs,
+        max_model_len=model_len,
+        enable_chunked_prefill=enable_chunked_prefill,
+    )
+    if not enable_chunked_prefill and spec.state_bytes() > 0:
+        raise EngineError(f"enable_chunked_prefill=False: {CHUNKED_OFF_HYBRID_NOT_MODELLED}")
     kv_bytes_per_value = 1 if kv_cache_dtype.startswith("fp8") else layout.dtype_bytes
     requested = math.ceil(total * gpu_memory_utilization)  # v1/worker/utils.py: request_memory
     tower = vision_tower_loaded(config or {}, limit_mm_per_prompt, language_model_only)
@@ -2385,6 +2437,14 @@ def vllm_startup(
         return refused(
             f"User-specified max_model_len ({model_len}) is greater than the derived max_model_len"
             f" (max_position_embeddings={derived_max} in the model's config.json): vLLM refuses to start."
+        )
+    if not enable_chunked_prefill and batched < model_len:
+        # config/scheduler.py verify_max_model_len (0.19.0:259-270, 0.29.0:284-295)
+        return refused(
+            f"max_num_batched_tokens ({batched}) is smaller than max_model_len ({model_len}) with"
+            " chunked prefill off (enable_chunked_prefill=False): vLLM refuses to start, as a"
+            " prompt longer than one step could never run. Raise max_num_batched_tokens to at"
+            " least max_model_len, lower max_model_len, or turn chunked prefill on."
         )
     if spec.num_heads % tp:
         return refused(
@@ -2684,6 +2744,14 @@ LOG_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("max_num_batched_tokens", r"'max_num_batched_tokens': " + _NUM, "count"),
     ("enforce_eager", r"enforce_eager=(True|False)", "bool"),
     ("enforce_eager", r"'enforce_eager': (True|False)", "bool"),
+    # chunked prefill: the non-default args ({'enable_chunked_prefill': False} from
+    # --no-enable-chunked-prefill or LLM(enable_chunked_prefill=False)), the engine's config line
+    # (0.19.0 config/vllm.py:1684, 0.29.0 :2424: "enable_chunked_prefill=False, "), and the line
+    # config/scheduler.py prints only when it is on (0.19.0:237-242). Its absence is not read: the
+    # line comes once from the front-end process and a pasted excerpt may leave it out.
+    ("enable_chunked_prefill", r"'enable_chunked_prefill': (True|False)", "bool"),
+    ("enable_chunked_prefill", r"[ ,(]enable_chunked_prefill=(True|False)", "bool"),
+    ("enable_chunked_prefill", r"Chunked prefill is (enabled) with max_num_batched_tokens=", "bool"),
     ("enable_lora", r"'enable_lora': (True|False)", "bool"),
     ("enable_lora", r"[ ,(]enable_lora=(True|False)", "bool"),
     ("language_model_only", r"'language_model_only': (True|False)", "bool"),
@@ -2745,7 +2813,7 @@ def parse_vllm_log(text: str, *, require_kv: bool = True) -> dict[str, Any]:
                 if unit == "text":
                     found[key] = m.group(1)
                 elif unit == "bool":
-                    found[key] = m.group(1) == "True"
+                    found[key] = m.group(1) in ("True", "enabled")
                 elif unit == "count":
                     found[key] = int(float(raw))
                 elif unit == "ratio":
@@ -2975,8 +3043,8 @@ def vllm_family(version: str) -> str:
 
 def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
     """The ``vllm_startup`` arguments a parsed log shows ("use this log's settings"): context,
-    TP/PP, utilisation, the device's total, batch limits, eager, dtype, quantization, KV dtype and
-    the version. Only what the log printed; the rest stays the page's."""
+    TP/PP, utilisation, the device's total, batch limits, eager, chunked prefill, dtype,
+    quantization, KV dtype and the version. Only what the log printed; the rest stays the page's."""
     out: dict[str, Any] = {}
     for key in ("tp", "pp", "max_model_len", "max_num_seqs", "max_num_batched_tokens"):
         if parsed.get(key):
@@ -2987,6 +3055,8 @@ def log_settings(parsed: Mapping[str, Any]) -> dict[str, Any]:
         out["total_bytes"] = float(parsed["total_bytes"])
     if "enforce_eager" in parsed:
         out["enforce_eager"] = bool(parsed["enforce_eager"])
+    if "enable_chunked_prefill" in parsed:
+        out["enable_chunked_prefill"] = bool(parsed["enable_chunked_prefill"])
     if parsed.get("enable_lora"):
         out["enable_lora"] = True
     for key in ("language_model_only", "skip_mm_profiling"):
@@ -3025,6 +3095,7 @@ _SETTING_WORDS = {
     "max_num_seqs": "max_num_seqs",
     "max_num_batched_tokens": "max_num_batched_tokens",
     "enforce_eager": "enforce_eager",
+    "enable_chunked_prefill": "chunked prefill (enable_chunked_prefill)",
     "enable_lora": "LoRA (enable_lora)",
     "language_model_only": "language_model_only (no vision tower)",
     "skip_mm_profiling": "skip_mm_profiling (no encoder pass in the profile run)",
