@@ -54,6 +54,17 @@ def _phone(browser, url: str, code: str | None = None, *, typed: bool = False, c
     return context, page
 
 
+def _ballot_shown(page) -> None:
+    """Wait for the ballot's Vote button; if it never comes, fail with what the phone shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.get_by_role("button", name="Vote").wait_for(timeout=WAIT)
+    except PlaywrightTimeout:
+        shown = page.locator("body").inner_text()[:1500]
+        pytest.fail(f"no Vote button on {page.url}; the page says: {shown!r}")
+
+
 def _vote(page, option_text: str, *, confidence: str | None = None, expect: str = "counted") -> None:
     page.get_by_role("radio", name=option_text, exact=True).check()
     if confidence:
@@ -122,7 +133,7 @@ def test_the_whole_peer_instruction_loop_with_three_students(app_url, browser):
         for page, choice, sure in zip(
             students, (wrong, wrong, right), ("Sure", "Not sure", "Sure"), strict=True
         ):
-            page.get_by_role("button", name="Vote").wait_for(timeout=WAIT)
+            _ballot_shown(page)
             _vote(page, choice, confidence=sure)
         _expect_text(lecturer, "3 of 3")
         lecturer.get_by_role("button", name="Close voting, show results").click()
