@@ -388,6 +388,15 @@ def page_params() -> dict[str, ParamSet]:
                     help="vLLM runs without capturing CUDA graphs: no graph memory, slower decode steps.",
                 ),
                 Param(
+                    "fit_nochunk",
+                    "bool",
+                    False,
+                    title="--no-enable-chunked-prefill",
+                    help="A whole prompt runs in one step, so vLLM's default max_num_batched_tokens grows to"
+                    " the context and its profile run (the activation peak) with it; a"
+                    " max_num_batched_tokens set below the context is refused, as vLLM refuses it.",
+                ),
+                Param(
                     "fit_seqs",
                     "int",
                     0,

@@ -160,3 +160,33 @@ def test_a_log_with_chunked_prefill_off_is_named_before_any_term():
     assert any("chunked prefill" in line and "False" in line for line in said), said
     same = log_mismatches(parsed, {"version": "0.19", "enable_chunked_prefill": False})
     assert not any("chunked prefill" in line for line in same), same
+
+
+def _batch_caption(at) -> str:
+    return next(c.value for c in at.caption if "Batch limits" in c.value).replace("\\", "")
+
+
+def test_the_page_carries_the_flag_from_a_pasted_log():
+    """Will it fit?: the chunked-off A10G log is said to differ from the page (chunked prefill on
+    by default) before any term; 'Use this log's settings' ticks --no-enable-chunked-prefill, the
+    ledger's batch becomes the context (8,192 tokens), the mismatch is gone and the KV tokens
+    agree with the log's 556,288 within 2 %."""
+    from tests import pages
+
+    at = pages.open_page(
+        "app_pages/will_it_fit.py", fit_engine="vllm", fit_model="llama-3.2-1b", fit_gpu="a10g"
+    )
+    at.text_area(key="fit_vllm_log").input(_text(OFF_ROWS[0])).run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "chunked prefill (enable_chunked_prefill): the log used False, the page True" in warning
+    assert "max_num_batched_tokens 2,048" in _batch_caption(at)
+    at.button(key="fit_use_log").click().run()
+    assert not at.exception
+    assert at.toggle(key="fit_nochunk").value is True
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "chunked prefill" not in warning
+    assert "max_num_batched_tokens 8,192" in _batch_caption(at)
+    table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
+    kv = table[table["Term"] == "kv tokens"].iloc[0]
+    assert kv["Your log"] == "556,288 tokens" and kv["Agrees"] == "yes"

@@ -40,6 +40,7 @@ ENGINE_KEYS = (
     "fit_pp",
     "fit_mbt",
     "fit_eager",
+    "fit_nochunk",
 )
 TRAINING_KEYS = ("fit_recipe", "fit_seq", "fit_mb", "fit_zero", "fit_recompute", "fit_attn")
 LORA_KEYS = ("fit_lora_rank", "fit_lora_mods")
@@ -430,6 +431,8 @@ def vllm_arguments(values: dict[str, Any], config: dict | None) -> tuple[dict[st
         kwargs["pp"] = int(values["fit_pp"])
     if values.get("fit_eager"):
         kwargs["enforce_eager"] = True
+    if values.get("fit_nochunk"):
+        kwargs["enable_chunked_prefill"] = False
     if values.get("fit_vver"):
         kwargs["version"] = values["fit_vver"]
     if values.get("fit_total"):
@@ -1198,6 +1201,8 @@ def log_settings(parsed: dict[str, Any]) -> dict[str, Any]:
         ):
             if src in shown:
                 out[dst] = shown[src]
+        if "enable_chunked_prefill" in shown:
+            out["fit_nochunk"] = not shown["enable_chunked_prefill"]
         if shown.get("total_bytes"):
             out["fit_total"] = round(float(shown["total_bytes"]) / 2**30, 2)
         if str(shown.get("kv_cache_dtype", "")).startswith("fp8"):
@@ -1249,6 +1254,7 @@ SETTING_NAMES = {
     "fit_pp": "pipeline stages",
     "fit_mbt": "max_num_batched_tokens",
     "fit_eager": "enforce_eager",
+    "fit_nochunk": "--no-enable-chunked-prefill",
     "fit_kvfmt": "KV cache",
     "fit_ctx": "context",
     "fit_gpus": "GPUs (TP)",
@@ -1313,6 +1319,7 @@ def _vllm_mismatches(parsed: dict[str, Any], values: dict[str, Any], config_text
         "max_model_len": values["fit_ctx"],
         "gpu_memory_utilization": values["fit_util"],
         "enforce_eager": bool(values.get("fit_eager")),
+        "enable_chunked_prefill": not values.get("fit_nochunk"),
         "kv_cache_dtype": "fp8" if values["fit_kvfmt"] == "fp8" else "auto",
     }
     out = engine_outcome(relevant(page), config_text)
