@@ -72,11 +72,13 @@ def test_the_rule_as_arg_utils_writes_it():
         )
 
 
-def test_chunked_prefill_off_grows_the_profile_run_and_shrinks_the_cache():
+@pytest.mark.parametrize("version", ["0.19.0", "0.21.0"])
+def test_chunked_prefill_off_grows_the_profile_run_and_shrinks_the_cache(version):
     """The same server start-up (A10G, Llama 3.2 1B, 8,192 context) with chunked prefill off profiles
     a forward pass of 8,192 tokens instead of 2,048: a larger activation peak, fewer KV tokens, and
-    the weights untouched."""
-    kw = dict(max_model_len=8192, max_num_seqs=32, version="0.19.0")
+    the weights untouched. The 0.21-0.29 line resolves the batch by the same rule (0.29.0
+    arg_utils.py:2915-2945)."""
+    kw = dict(max_model_len=8192, max_num_seqs=32, version=version)
     on = vllm_startup(_llama_1b(), "a10g", **kw)
     off = vllm_startup(_llama_1b(), "a10g", enable_chunked_prefill=False, **kw)
     assert (on.max_num_batched_tokens, off.max_num_batched_tokens) == (2048, 8192)
