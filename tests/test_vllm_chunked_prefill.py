@@ -192,3 +192,25 @@ def test_the_page_carries_the_flag_from_a_pasted_log():
     table = next(d.value for d in at.dataframe if "Your log" in d.value.columns)
     kv = table[table["Term"] == "kv tokens"].iloc[0]
     assert kv["Your log"] == "556,288 tokens" and kv["Agrees"] == "yes"
+
+
+def test_the_160_gib_tier_by_release():
+    """vLLM's server on a device of at least 160 GiB (a B200 reports 178.35 GiB): 16,384 batched
+    tokens from 0.28.0 (0.29.0's arg_utils.py:2698-2707), 8,192 on 0.19 and 0.27; the family id
+    "0.21+" cannot choose and is refused naming max_num_batched_tokens, unless the user set it.
+    The LLM class (offline) takes 16,384 in every release; an H200 (139.8 GiB) is below the tier."""
+    config = get_model_preset("gpt-oss-20b").config  # on the V1 model runner through 0.29
+    batched = {
+        v: vllm_startup(config, "b200", max_model_len=8192, version=v).max_num_batched_tokens
+        for v in ("0.19", "0.27.1", "0.28.0", "0.29.0")
+    }
+    assert batched == {"0.19": 8192, "0.27.1": 8192, "0.28.0": 16384, "0.29.0": 16384}
+    with pytest.raises(EngineError, match="max_num_batched_tokens: on a device of 160 GiB"):
+        vllm_startup(config, "b200", max_model_len=8192, version="0.21+")
+    chosen = vllm_startup(config, "b200", max_model_len=8192, version="0.21+", max_num_batched_tokens=4096)
+    assert (chosen.max_num_batched_tokens, chosen.max_num_seqs) == (4096, 1024)
+    offline = vllm_startup(config, "b200", max_model_len=8192, version="0.21+", offline=True)
+    assert offline.max_num_batched_tokens == 16384
+    assert (
+        vllm_startup(config, "h200-sxm", max_model_len=8192, version="0.21+").max_num_batched_tokens == 8192
+    )

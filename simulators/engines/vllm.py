@@ -1425,13 +1425,36 @@ def vision_encoder_profile(
 # ---------------------------------------------------------------------------------------------
 
 
-def scheduler_defaults(total_bytes: float, gpu_name: str = "", *, offline: bool = False) -> tuple[int, int]:
+LARGEST_TIER_FROM = (0, 28)  # the release whose servers take 16,384 tokens on >= 160 GiB
+LARGEST_TIER_UNKNOWN = (
+    "max_num_batched_tokens: on a device of 160 GiB or more the OpenAI-compatible server's default"
+    " changed inside the 0.21-0.29 line (16,384 tokens from 0.28.0, vllm/engine/arg_utils.py"
+    " get_batch_defaults, 0.29.0:2698-2707; 8,192 before it), so the line alone cannot say which."
+    " Set --max-num-batched-tokens, or paste a start-up log, which names its version"
+)
+
+
+def scheduler_defaults(
+    total_bytes: float, gpu_name: str = "", *, offline: bool = False, version: str = "0.19"
+) -> tuple[int, int]:
     """``max_num_batched_tokens`` and ``max_num_seqs`` when the user sets neither.
 
     ``vllm/engine/arg_utils.py: get_batch_defaults``: on a device of at least 70 GiB that is not
     an A100, the OpenAI-compatible server takes 8,192 tokens and 1,024 sequences (the ``LLM``
-    class 16,384 and 1,024); on others 2,048 and 256 (``LLM``: 8,192 and 256).
+    class 16,384 and 1,024); on others 2,048 and 256 (``LLM``: 8,192 and 256). From 0.28.0 a
+    device of at least 160 GiB (B200, B300, MI355X) takes 16,384 and 1,024 for both (read in
+    0.29.0's arg_utils.py:2698-2707; absent from 0.19.0's; v0.28.0 at 2cf0a6915 is where a
+    source-pinned survey of that release, github id 69027517413 in the search index, found it
+    first, v0.27.0 still topping out at the 70 GiB tier). The family id "0.21+" on such a device
+    cannot choose between the two and is refused naming the field (``LARGEST_TIER_UNKNOWN``).
     """
+    if total_bytes >= 160 * GiB and not offline:  # offline: 16,384 and 1,024 either way
+        text = str(version).strip()
+        if text == "0.21+":
+            raise EngineError(LARGEST_TIER_UNKNOWN)
+        release = _version_tuple(text)
+        if release is not None and release >= LARGEST_TIER_FROM:
+            return 16384, 1024
     big = total_bytes >= 70 * GiB and "a100" not in gpu_name.lower()
     if big:
         return (16384 if offline else 8192), 1024
@@ -1464,8 +1487,9 @@ def chunked_prefill_batched_tokens(
     short, use the default for higher throughput"), then any default is capped at max_num_seqs ×
     max_model_len (0.19.0:2224-2230). A value the user set is kept as given; with chunked prefill
     off one smaller than max_model_len makes ``config/scheduler.py`` ``verify_max_model_len``
-    raise (0.19.0:259-270), which ``vllm_startup`` returns as a refusal. Chunked prefill off also drops the "Chunked prefill
-    is enabled with max_num_batched_tokens=" line (scheduler.py:237-242 prints it only when on).
+    raise (0.19.0:259-270), which ``vllm_startup`` returns as a refusal. Chunked prefill off also
+    drops the "Chunked prefill is enabled with max_num_batched_tokens=" line (scheduler.py:237-242
+    prints it only when on).
     The profile's encoder batch (``multimodal/encoder_budget.py:167-171``, 0.29.0 :174-178) then
     cuts max_num_seqs to max_num_batched_tokens // tokens per item, which changes nothing here:
     the items are already at most max(max_num_batched_tokens, per item) // per item
@@ -2315,8 +2339,10 @@ def vllm_startup(
     model_len = int(max_model_len) if max_model_len else derived_max
     if model_len <= 0:
         raise EngineError("max_model_len: the config gives no max_position_embeddings; set one")
-    defaults = scheduler_defaults(total, accel.name, offline=offline)
     user_batched = max_num_batched_tokens is not None
+    # the >= 160 GiB tier changes only the batched tokens (max_num_seqs is 1,024 either way)
+    tier_version = "0.19" if user_batched else version
+    defaults = scheduler_defaults(total, accel.name, offline=offline, version=tier_version)
     seqs = int(max_num_seqs) if max_num_seqs is not None else defaults[1]
     batched = chunked_prefill_batched_tokens(
         int(max_num_batched_tokens) if user_batched else None,
