@@ -68,7 +68,8 @@ def test_the_3060_reading_is_what_the_held_out_vllm_log_printed() -> None:
     """The RTX 3060 12GB's reading is the total vLLM 0.19 printed on that card, which the held-out
     retriva row carries as its own total (it runs on the rtx-3090 row as a stand-in)."""
     lines = (ROOT / "tests/data/vllm_heldout_more.jsonl").read_text().splitlines()
-    row = next(r for r in map(json.loads, lines) if r["id"] == "retriva-docs-qwen3-0-6b-rtx-3060-12gb-eager-0.19.0")
+    retriva = "retriva-docs-qwen3-0-6b-rtx-3060-12gb-eager-0.19.0"
+    row = next(r for r in map(json.loads, lines) if r["id"] == retriva)
     total = engines.device_total("rtx-3060-12gb")
     assert total.bytes / GiB == pytest.approx(row["total_memory_gib"], abs=0.005)
     assert row["source"].split("/blob/")[0] in total.source
