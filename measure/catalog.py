@@ -25,7 +25,9 @@ DTYPE_COLUMN = {
     "float8_e5m2": "fp8_dense_tflops",
 }
 
-_VARIANT_WORDS = {"max", "pro", "ultra"}
+# Apple variants, and the GeForce / Radeon suffixes that name another card ("RTX 4080" is not
+# the "RTX 4080 SUPER" row, "RX 7900 XT" not the "RX 7900 XTX" one)
+_VARIANT_WORDS = {"max", "pro", "ultra", "ti", "super", "xt", "xtx"}
 _FORM_SXM = re.compile(r"^sxm\d*$")
 _MEMORY_TOKEN = re.compile(r"^\d+gb$")
 _MEMORY_TOLERANCE = 0.15  # torch reports a bit less than the label (e.g. 81,090 MiB on an "80GB" H100)

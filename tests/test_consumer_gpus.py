@@ -124,3 +124,28 @@ def test_compute_capability_from_nvidias_table() -> None:
         "rtx-5060-ti-16gb": 12.0, "rtx-5070-ti": 12.0, "rtx-5080": 12.0,
     }  # fmt: skip
     assert {g: compute_capability(get_accelerator(g)) for g in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("device_name", "memory_gib", "expected"),
+    [
+        ("NVIDIA GeForce RTX 3060", 11.63, "rtx-3060-12gb"),
+        ("NVIDIA GeForce RTX 4060 Ti", 15.55, "rtx-4060-ti-16gb"),
+        ("NVIDIA GeForce RTX 4060 Ti", 7.6, None),  # the 8 GB card is not the 16 GB row
+        ("NVIDIA GeForce RTX 4080 SUPER", 15.60, "rtx-4080-super"),
+        ("NVIDIA GeForce RTX 4080", 15.6, None),  # the plain 4080 is another card (76 SMs)
+        ("NVIDIA GeForce RTX 3060 Ti", 7.8, None),
+        ("NVIDIA GeForce RTX 5070 Ti", 15.5, "rtx-5070-ti"),
+        ("NVIDIA GeForce RTX 5070", 11.5, None),
+        ("AMD Radeon RX 7900 XTX", 23.98, "rx-7900-xtx"),
+        ("AMD Radeon RX 7900 XT", 19.98, None),
+    ],
+)
+def test_a_measured_device_name_finds_its_own_row_only(device_name, memory_gib, expected) -> None:
+    """measure/catalog.match_catalog: a suffix (Ti, SUPER, XT, XTX) names another card, so a
+    plain RTX 4080 or an RX 7900 XT is not matched to these rows' datasheets."""
+    from measure.catalog import load_catalog as measure_rows
+    from measure.catalog import match_catalog
+
+    match = match_catalog(device_name, measure_rows(), memory_bytes=int(memory_gib * GiB))
+    assert (match.row["id"] if match else None) == expected

@@ -337,7 +337,8 @@ def test_catalog_matching_reads_only_what_the_adapter_says():
     # No variant word, no row: an M3 is not an M3 Max; a browser that names nothing matches nothing.
     assert webgpu.automatic_match({"vendor": "apple", "description": "Apple M3"}) is None
     assert webgpu.automatic_match({"vendor": "apple", "architecture": "metal-3"}) is None
-    assert webgpu.automatic_match({"vendor": "amd", "description": "AMD Radeon RX 7900 XTX"}) is None
+    # An RX 7900 XT is not the catalog's RX 7900 XTX: a suffix names another card.
+    assert webgpu.automatic_match({"vendor": "amd", "description": "AMD Radeon RX 7900 XT"}) is None
     # A software adapter is never a catalog GPU, whatever its strings say.
     fake = {"vendor": "google", "description": "H100", "is_fallback_adapter": True}
     assert webgpu.automatic_match(fake) is None
