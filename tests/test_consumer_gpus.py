@@ -149,3 +149,22 @@ def test_a_measured_device_name_finds_its_own_row_only(device_name, memory_gib, 
 
     match = match_catalog(device_name, measure_rows(), memory_bytes=int(memory_gib * GiB))
     assert (match.row["id"] if match else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("reading", "gpu"),
+    [("ollama-11292-4060ti-cuda0", "rtx-4060-ti-16gb"), ("lmstudio-1360-5060ti-cuda0", "rtx-5060-ti-16gb")],
+)
+def test_llamacpp_free_readings_sit_below_the_card_total(reading: str, gpu: str) -> None:
+    """What llama.cpp found free at start (a public log's "N MiB free") is under the total the
+    engines use for that card: the reading's, or the top of the label rule's range."""
+    import csv
+
+    from lessons.functions import llamacpp_logged_free_mib
+
+    path = ROOT / "simulators/data/llamacpp_free_readings.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["id"] == reading)
+    assert row["gpu"] == gpu and f"- {row['free_mib']} MiB free" in row["line"]
+    free = llamacpp_logged_free_mib(reading) * 2**20
+    assert 8 * GiB < free < engines.device_total(gpu).high  # the 16 GB card, and under its total
