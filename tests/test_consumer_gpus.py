@@ -1,10 +1,10 @@
 """The consumer GPUs people run llama.cpp, Ollama and vLLM on (issue 30 item 1, issue 31).
 
-Catalog rows for RTX 3060 12GB, RTX 4060 Ti 16GB, RTX 4080 SUPER, RTX 5060 Ti 16GB, RTX 5070 Ti,
-RTX 5080 and Radeon RX 7900 XTX (simulators/data/accelerators.csv), each with the device total
-an engine starts from: a public reading (reported_memory.csv, with its URL) or, where none was
-found, the label rule of simulators/engines/device.py with its range. The three engines'
-start-ups of a small model must not refuse any of them for lack of a total.
+Catalog rows for RTX 3060 12GB, RTX 4060 Ti 16GB, RTX 4070 Ti SUPER, RTX 4080, RTX 4080 SUPER,
+RTX 5060 Ti 16GB, RTX 5070 Ti, RTX 5080 and Radeon RX 7900 XTX (simulators/data/accelerators.csv),
+each with the device total an engine starts from: a public reading (reported_memory.csv, with its
+URL) or, where none was found, the label rule of simulators/engines/device.py with its range. The
+three engines' start-ups of a small model must not refuse any of them for lack of a total.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from simulators.hardware import get_accelerator
 from simulators.presets import get_model_preset
 
 NEW_CARDS = (
-    "rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4080-super", "rtx-5060-ti-16gb", "rtx-5070-ti",
-    "rtx-5080", "rx-7900-xtx",
+    "rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4070-ti-super", "rtx-4080", "rtx-4080-super",
+    "rtx-5060-ti-16gb", "rtx-5070-ti", "rtx-5080", "rx-7900-xtx",
 )  # fmt: skip
 
 # The total each public reading printed (GiB as the message rounds it), from reported_memory.csv's
@@ -34,7 +34,7 @@ PRINTED_GIB = {
     "rtx-5080": 15.48,
     "rx-7900-xtx": 24560 / 1024,
 }
-NO_READING = ("rtx-5060-ti-16gb", "rtx-5070-ti")
+NO_READING = ("rtx-4070-ti-super", "rtx-4080", "rtx-5060-ti-16gb", "rtx-5070-ti")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -120,7 +120,8 @@ def test_compute_capability_from_nvidias_table() -> None:
     from simulators.engines.vllm import compute_capability
 
     expected = {
-        "rtx-3060-12gb": 8.6, "rtx-4060-ti-16gb": 8.9, "rtx-4080-super": 8.9,
+        "rtx-3060-12gb": 8.6, "rtx-4060-ti-16gb": 8.9, "rtx-4070-ti-super": 8.9, "rtx-4080": 8.9,
+        "rtx-4080-super": 8.9,
         "rtx-5060-ti-16gb": 12.0, "rtx-5070-ti": 12.0, "rtx-5080": 12.0,
     }  # fmt: skip
     assert {g: compute_capability(get_accelerator(g)) for g in expected} == expected
@@ -133,7 +134,9 @@ def test_compute_capability_from_nvidias_table() -> None:
         ("NVIDIA GeForce RTX 4060 Ti", 15.55, "rtx-4060-ti-16gb"),
         ("NVIDIA GeForce RTX 4060 Ti", 7.6, None),  # the 8 GB card is not the 16 GB row
         ("NVIDIA GeForce RTX 4080 SUPER", 15.60, "rtx-4080-super"),
-        ("NVIDIA GeForce RTX 4080", 15.6, None),  # the plain 4080 is another card (76 SMs)
+        ("NVIDIA GeForce RTX 4080", 15.6, "rtx-4080"),  # not the SUPER (80 SMs)
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", 15.6, "rtx-4070-ti-super"),
+        ("NVIDIA GeForce RTX 4070 Ti", 11.7, None),  # the 12 GB card is neither row
         ("NVIDIA GeForce RTX 3060 Ti", 7.8, None),
         ("NVIDIA GeForce RTX 5070 Ti", 15.5, "rtx-5070-ti"),
         ("NVIDIA GeForce RTX 5070", 11.5, None),
@@ -142,8 +145,8 @@ def test_compute_capability_from_nvidias_table() -> None:
     ],
 )
 def test_a_measured_device_name_finds_its_own_row_only(device_name, memory_gib, expected) -> None:
-    """measure/catalog.match_catalog: a suffix (Ti, SUPER, XT, XTX) names another card, so a
-    plain RTX 4080 or an RX 7900 XT is not matched to these rows' datasheets."""
+    """measure/catalog.match_catalog: a suffix (Ti, SUPER, XT, XTX) names another card, so an RTX
+    4080 is not the 4080 SUPER row and an RX 7900 XT is not matched to the XTX's datasheet."""
     from measure.catalog import load_catalog as measure_rows
     from measure.catalog import match_catalog
 

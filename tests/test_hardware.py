@@ -224,9 +224,9 @@ def test_l2_is_stored_in_bytes_from_mib() -> None:
 
 def test_catalog_keeps_every_reference_row_plus_host_cpus() -> None:
     """The reference CSV has 31 accelerators; the catalog adds three host CPUs, nine 2025-26 parts
-    and seven consumer GPUs (RTX 3060 12GB to RX 7900 XTX, tests/test_consumer_gpus.py)."""
+    and nine consumer GPUs (RTX 3060 12GB to RX 7900 XTX, tests/test_consumer_gpus.py)."""
     catalog = load_catalog()
-    assert (len(catalog), sum(acc.kind == "cpu" for acc in catalog)) == (50, 3)
+    assert (len(catalog), sum(acc.kind == "cpu" for acc in catalog)) == (52, 3)
 
 
 def test_every_row_has_at_least_one_http_source() -> None:
