@@ -11,6 +11,7 @@ from content.pages import PAGES
 from ui.housekeeping import collect_now_and_then
 from ui.presenter import is_presenting, presenter_toggle
 from ui.search_box import sidebar_search
+from ui.state import note_page
 
 ROOT = Path(__file__).resolve().parent
 
@@ -48,5 +49,6 @@ if navigation.url_path:  # the home page keeps the guide's name
     st.set_page_config(page_title=f"{navigation.title} · GPU Field Guide")
 sidebar_search()
 presenter_toggle()
+note_page(navigation.url_path)
 navigation.run()
 collect_now_and_then()  # memory stays bounded; a page that stops early skips it, the next run pays

@@ -14,6 +14,11 @@ Rules at the start of a run (``PageState.__init__``):
   wrote: the address wins (unknown or malformed values are ignored and listed for the reader).
 - The address has none of the page's parameters (the reader came back through the sidebar): the
   session's values stay.
+- A stale address: a run of the same page, not a back/forward step, whose address is one this
+  session showed before but not the last one written. The browser sends each rerun with the
+  address it shows, so a control moved before the previous run's address reached it (a quick second
+  click on a slow network) carries the old one; taken as new, it would undo both moves. The
+  widgets win, and the run writes the address again.
 """
 
 from __future__ import annotations
@@ -33,6 +38,23 @@ GLOBAL_KEYS = ("present",)  # belong to the app, not to a page: kept as they are
 # view, and Streamlit's own embedding options.
 APP_QUERY_KEYS = frozenset({*GLOBAL_KEYS, PRESET_PARAM, "embed", "embed_options"})
 CUSTOM = "_custom"
+SEEN_KEEP = 32  # addresses of a page remembered as already shown (what a stale rerun can carry)
+_PAGE_NOW, _PAGE_BEFORE = "_page_now", "_page_before"
+
+
+def note_page(url_path: str) -> None:
+    """Called by app.py on every run: which page runs now and which ran before, so a page can tell
+    arriving (a link, the sidebar) from a rerun of itself."""
+    ss = st.session_state
+    ss[_PAGE_BEFORE], ss[_PAGE_NOW] = ss.get(_PAGE_NOW), url_path
+
+
+def _history_navigation() -> bool:
+    """Whether this run is the browser's back or forward step (Streamlit's own flag for it)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(getattr(ctx, "is_history_navigation", False))
 
 
 class PageState:
@@ -52,8 +74,10 @@ class PageState:
         self.ns = ns
         self.url = url
         self.problems: list[str] = []
+        self._rewrite = False  # write the address even where it matches the one this run came with
         self._store = f"_state:{params.page}:{ns}"
         self._written = f"_url:{params.page}"
+        self._seen = f"_url_seen:{params.page}"
         self._sync_in(initial)
 
     # -- state -------------------------------------------------------------------------------
@@ -120,12 +144,32 @@ class PageState:
                 return
             self.problems.append(f"this page has no prepared view called “{wanted[:60]}”")
         mine = self.params.query_part({k: st.query_params.get(k) for k in st.query_params})
+        if self._store in ss and mine and mine != ss.get(self._written) and self._stale(mine):
+            self._refresh_from_widgets()
+            self._rewrite = True  # the browser shows the last address written, not this one
+            return
+        if self._store not in ss:
+            self._remember(mine)
         if self._store not in ss or (mine and mine != ss.get(self._written)):
             state, problems = self.params.from_query(mine)
             self.problems += problems + self._unknown_keys()
             self.set_all(state)
         else:
             self._refresh_from_widgets()
+
+    def _remember(self, address: Mapping[str, str]) -> None:
+        seen = st.session_state.setdefault(self._seen, [])
+        if address in seen:
+            seen.remove(address)
+        seen.append(dict(address))
+        del seen[:-SEEN_KEEP]
+
+    def _stale(self, address: Mapping[str, str]) -> bool:
+        """An address this page showed before, arriving on a rerun of the page itself that is not
+        a back/forward step: sent by a browser that had not yet seen the last one written."""
+        ss = st.session_state
+        rerun = ss.get(_PAGE_BEFORE) == ss.get(_PAGE_NOW)
+        return rerun and address in ss.get(self._seen, []) and not _history_navigation()
 
     def _unknown_keys(self) -> list[str]:
         """One problem per key in the address that no control of this page reads (``?batch=``):
@@ -146,9 +190,10 @@ class PageState:
         mine = self.query()
         current = {k: st.query_params.get(k) for k in st.query_params}
         wanted = {k: v for k, v in current.items() if k in GLOBAL_KEYS} | mine
-        if wanted != current:  # one message: each separate write made the browser redraw the page
+        if wanted != current or self._rewrite:  # one message: each write made the browser redraw
             st.query_params.from_dict(wanted)
         st.session_state[self._written] = mine
+        self._remember(mine)
 
     def show_problems(self) -> None:
         """Tell the reader which parts of the link were ignored (never a traceback)."""

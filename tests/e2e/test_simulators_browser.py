@@ -101,3 +101,36 @@ def test_the_gpu_sample_opens_with_its_latency_ladder(app_url, page):
     page.get_by_text("Showing the shipped sample h100-sxm-80gb.json").wait_for(timeout=60_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_back_and_forward_restore_each_address_and_quick_moves_stick(app_url, page):
+    """The browser's back and forward steps reopen each address (Streamlit marks those reruns as
+    history navigation, and the state layer takes them even though it wrote them itself); two
+    moves in quick succession end where the last one put the control, and so does the address
+    (PageDown then End left the slider at 4,096 and the address at 2,048 before the state layer
+    knew a stale address: it took the 4,096 the second rerun came with as the reader's own link
+    and wrote nothing, while the browser showed 2,048)."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/roofline?rf_batch=8", wait_until="domcontentloaded")
+    slider = page.get_by_role("slider", name="Batch")
+    bound = page.locator('[data-testid="stMetric"]').filter(has_text="Decode step bound by")
+    expect(slider).to_have_attribute("aria-valuetext", "8", timeout=60_000)
+    slider.focus()
+    slider.press("End")
+    page.wait_for_function("location.search.includes('rf_batch=4096')", timeout=60_000)
+    expect(bound).to_contain_text("compute", timeout=60_000)
+    page.go_back()
+    page.wait_for_function("location.search.includes('rf_batch=8')", timeout=60_000)
+    expect(slider).to_have_attribute("aria-valuetext", "8", timeout=60_000)
+    expect(bound).to_contain_text("memory", timeout=60_000)
+    page.go_forward()
+    page.wait_for_function("location.search.includes('rf_batch=4096')", timeout=60_000)
+    expect(slider).to_have_attribute("aria-valuetext", "4,096", timeout=60_000)
+    slider.focus()
+    slider.press("PageDown")
+    slider.press("End")  # two moves at once: the second rerun carried the address before the first
+    page.wait_for_function("location.search.includes('rf_batch=4096')", timeout=60_000)
+    expect(slider).to_have_attribute("aria-valuetext", "4,096", timeout=60_000)
+    expect(bound).to_contain_text("compute", timeout=60_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
