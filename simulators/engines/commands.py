@@ -19,6 +19,7 @@ Pure Python on ``simulators.engines``' public functions.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -132,12 +133,9 @@ def vllm_command(
     if total_bytes:
         base["total_bytes"] = total_bytes
 
-    seen: dict[tuple[float, str], VllmStartup] = {}
-
-    def start(util: float, kv: str) -> VllmStartup:  # each (utilisation, cache type) once
-        if (util, kv) not in seen:
-            seen[util, kv] = vllm_startup(config, gpu, gpu_memory_utilization=util, kv_cache_dtype=kv, **base)
-        return seen[util, kv]
+    @functools.cache  # each (utilisation, cache type) once: the searches below ask again
+    def start(util: float, kv: str) -> VllmStartup:
+        return vllm_startup(config, gpu, gpu_memory_utilization=util, kv_cache_dtype=kv, **base)
 
     def serves(util: float, kv: str) -> bool:
         s = start(util, kv)
@@ -447,14 +445,11 @@ def llamacpp_command(
     _check_target(context, users)
     n_ctx = context * users
 
-    seen: dict[tuple[str, int, int, bool], LlamaCppStartup] = {}
-
     def start(kv: str, ngl: int, n_cpu_moe: int = 0, fit: bool = False) -> LlamaCppStartup:
-        if (kv, ngl, n_cpu_moe, fit) not in seen:  # each placement once
-            seen[kv, ngl, n_cpu_moe, fit] = _llamacpp_start(kv, ngl, n_cpu_moe, fit)
-        return seen[kv, ngl, n_cpu_moe, fit]
+        return placed(kv, ngl, n_cpu_moe, fit)  # the defaults filled in: one cache key per placement
 
-    def _llamacpp_start(kv: str, ngl: int, n_cpu_moe: int, fit: bool) -> LlamaCppStartup:
+    @functools.cache  # each placement once: the searches below ask again
+    def placed(kv: str, ngl: int, n_cpu_moe: int, fit: bool) -> LlamaCppStartup:
         return llamacpp_startup(
             config,
             gpu,
