@@ -121,12 +121,13 @@ with layout.controls:
         state.set_value("fit_hf", "")
 with layout.advanced:
     if task == "inference" and engine == "vllm":
-        row = st.columns(5)
+        row = st.columns(3)
         state.widget("fit_vver", container=row[0])
         state.widget("fit_pp", container=row[1])
         state.widget("fit_mbt", container=row[2])
-        state.widget("fit_eager", container=row[3])
-        state.widget("fit_nochunk", container=row[4])
+        row = st.columns(2)  # the two switches on a row of their own: their flags read in full
+        state.widget("fit_eager", container=row[0])
+        state.widget("fit_nochunk", container=row[1])
     row = st.columns(3)
     state.widget("fit_attn", container=row[0])
     if task == "inference":
