@@ -54,15 +54,19 @@ def _phone(browser, url: str, code: str | None = None, *, typed: bool = False, c
     return context, page
 
 
-def _ballot_shown(page) -> None:
-    """Wait for the ballot's Vote button; if it never comes, fail with what the phone shows."""
+def _shown(page, locator, what: str, timeout: int = WAIT) -> None:
+    """Wait for ``locator``; if it never comes, fail with what the phone shows, not only a timeout."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.get_by_role("button", name="Vote").wait_for(timeout=WAIT)
+        locator.wait_for(timeout=timeout)
     except PlaywrightTimeout:
-        shown = page.locator("body").inner_text()[:1500]
-        pytest.fail(f"no Vote button on {page.url}; the page says: {shown!r}")
+        body = page.locator("body").inner_text()[:1500]
+        pytest.fail(f"no {what} on {page.url} after {timeout / 1000:.0f} s; the page says: {body!r}")
+
+
+def _ballot_shown(page) -> None:
+    _shown(page, page.get_by_role("button", name="Vote"), "Vote button")
 
 
 def _vote(page, option_text: str, *, confidence: str | None = None, expect: str = "counted") -> None:
@@ -82,7 +86,7 @@ def _tool(page, name: str) -> None:
 
 
 def _status(page, text: str, timeout: int = WAIT) -> None:
-    page.locator(".gfg-ballot .status").filter(has_text=text).wait_for(timeout=timeout)
+    _shown(page, page.locator(".gfg-ballot .status").filter(has_text=text), f"'{text}' status", timeout)
 
 
 def _expect_text(page, text: str) -> None:
